@@ -1,0 +1,7 @@
+"""Trajectory logs in, reviewed ORF playbooks out."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]

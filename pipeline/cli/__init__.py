@@ -1,0 +1,17 @@
+"""Command-line interface: thin click commands over the library.
+
+Each module below registers its commands on ``main`` when imported.
+"""
+
+from __future__ import annotations
+
+from . import (  # noqa: F401  (imported for their command registrations)
+    analyze_cmd,
+    formats_cmd,
+    mine_cmd,
+    redact_cmd,
+    store_cmds,
+)
+from .app import main
+
+__all__ = ["main"]

@@ -1,0 +1,1 @@
+"""Commands: analyze_cmd (to be filled in)."""

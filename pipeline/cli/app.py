@@ -1,0 +1,91 @@
+"""The ``orf`` click group, shared options and the error-to-exit-code policy."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from .. import __version__
+from ..config import Settings, load_settings
+from ..errors import LockTimeout, OrfError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+EXIT_PARTIAL = 3
+
+EXIT_CODES_HELP = """\b
+Exit codes:
+  0  ok
+  1  error (nothing or too little done; message on stderr)
+  2  usage error (bad option or argument)
+  3  partial (some inputs or calls failed, the rest was done)"""
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OrfGroup(click.Group):
+    """Turns domain errors into a one-line message and exit 1 (set ORF_RAISE_ERRORS=1 to debug)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (OrfError, OSError) as exc:
+            if os.environ.get("ORF_RAISE_ERRORS"):
+                raise
+            if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError,
+                                                                PermissionError)):
+                raise
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(EXIT_ERROR if not isinstance(exc, LockTimeout) else EXIT_ERROR)
+
+
+@click.group(cls=OrfGroup, epilog=EXIT_CODES_HELP)
+@click.version_option(__version__, prog_name="orf")
+def main() -> None:
+    """Turn coding-agent session logs into reviewed, reusable ORF playbooks.
+
+    \b
+    Examples:
+      orf analyze ~/.claude/projects/myproj/session.jsonl
+      orf analyze fixtures/ --json
+      orf mine fixtures/ --store experiences
+      orf validate experiences
+    """
+
+
+def store_option(f: F) -> F:
+    """``--store DIR`` (env ORF_STORE, default ./experiences)."""
+    return click.option(
+        "--store",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="ORF_STORE",
+        default=None,
+        help="ORF store folder (default ./experiences, env ORF_STORE).",
+    )(f)
+
+
+def ledger_option(f: F) -> F:
+    """``--ledger FILE`` (env ORF_LEDGER)."""
+    return click.option(
+        "--ledger",
+        type=click.Path(dir_okay=False, path_type=Path),
+        envvar="ORF_LEDGER",
+        default=None,
+        help="SQLite ledger (default <store>/../.orf/ledger.db, env ORF_LEDGER).",
+    )(f)
+
+
+def json_option(f: F) -> F:
+    """``--json`` for machine-readable output."""
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)
+
+
+def settings_from(**overrides: Any) -> Settings:
+    """Load settings with the given flag values layered on top (None = not given)."""
+    return load_settings(overrides)

@@ -1,0 +1,1 @@
+"""Commands: formats_cmd (to be filled in)."""

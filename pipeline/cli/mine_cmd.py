@@ -1,0 +1,1 @@
+"""Commands: mine_cmd (to be filled in)."""

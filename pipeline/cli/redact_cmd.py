@@ -1,0 +1,1 @@
+"""Commands: redact_cmd (to be filled in)."""

@@ -1,0 +1,1 @@
+"""Commands: store_cmds (to be filled in)."""

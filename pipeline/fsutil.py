@@ -1,0 +1,81 @@
+"""Crash-safe file writes and the store lock.
+
+A reader never sees a half-written file: bytes go to a temp file in the same folder, are
+fsynced, then renamed over the target with ``os.replace`` (atomic on POSIX and Windows).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock
+from filelock import Timeout as _FileLockTimeout
+
+from .errors import LockTimeout
+
+LOCK_NAME = ".orf.lock"
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` atomically (temp file + fsync + os.replace)."""
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    # The rename itself must survive power loss: fsync the directory entry (POSIX only).
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def remove_stale_temps(folder: Path) -> int:
+    """Delete temp files left by a killed writer (``.<name>.*.tmp``); return how many."""
+    count = 0
+    if not folder.is_dir():
+        return 0
+    for tmp in folder.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+            count += 1
+    return count
+
+
+@contextlib.contextmanager
+def store_lock(store: Path, timeout: float = 60.0) -> Iterator[None]:
+    """Hold the store's lock file; raise ``LockTimeout`` after ``timeout`` seconds."""
+    store.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(store / LOCK_NAME), timeout=timeout)
+    try:
+        lock.acquire()
+    except _FileLockTimeout as exc:
+        raise LockTimeout(
+            f"another orf process holds the lock on {store} (waited {timeout:g}s); "
+            "try again when it finishes, or raise --lock-timeout"
+        ) from exc
+    try:
+        yield
+    finally:
+        lock.release()

@@ -1,0 +1,295 @@
+"""The ledger: SQLite state that makes runs incremental, cheap on rerun, and resumable.
+
+It remembers which sources were processed (by content hash), every LLM call (by cache key,
+with tokens, cost and the reply, so an identical request is answered locally), every
+candidate playbook and its fate, and Gemini batch jobs in flight.
+
+Migrations are numbered and append-only: never edit a shipped one, add the next.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+MIGRATIONS: list[str] = [
+    # 1: initial schema
+    """
+    CREATE TABLE sources (
+        path TEXT PRIMARY KEY,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        content_hash TEXT NOT NULL,
+        format TEXT,
+        status TEXT NOT NULL,            -- ok | failed | skipped
+        error TEXT,
+        sessions INTEGER DEFAULT 0,
+        findings INTEGER DEFAULT 0,
+        wasted_steps INTEGER DEFAULT 0,
+        processed_at REAL NOT NULL
+    );
+    CREATE TABLE llm_calls (
+        id INTEGER PRIMARY KEY,
+        cache_key TEXT NOT NULL,
+        model TEXT NOT NULL,
+        purpose TEXT NOT NULL,           -- judge | draft | dedupe
+        session_id TEXT,
+        tokens_in INTEGER DEFAULT 0,
+        tokens_out INTEGER DEFAULT 0,
+        cost_usd REAL DEFAULT 0,
+        latency_ms INTEGER DEFAULT 0,
+        status TEXT NOT NULL,            -- ok | failed | cached
+        error TEXT,
+        response TEXT,
+        batch INTEGER DEFAULT 0,
+        created_at REAL NOT NULL
+    );
+    CREATE INDEX llm_calls_key ON llm_calls(cache_key, status);
+    CREATE TABLE candidates (
+        id INTEGER PRIMARY KEY,
+        signature TEXT NOT NULL,
+        exp_id TEXT,
+        domain TEXT,
+        title TEXT,
+        status TEXT NOT NULL,            -- new | duplicate | related | dropped | rejected
+        related_to TEXT,
+        reason TEXT,
+        sessions TEXT,                   -- JSON list of session ids
+        wasted_steps INTEGER DEFAULT 0,
+        reinforcements INTEGER DEFAULT 0,
+        first_seen REAL NOT NULL,
+        last_seen REAL NOT NULL
+    );
+    CREATE INDEX candidates_sig ON candidates(signature);
+    CREATE TABLE batch_jobs (
+        name TEXT PRIMARY KEY,
+        model TEXT NOT NULL,
+        state TEXT NOT NULL,
+        request_keys TEXT NOT NULL,      -- JSON list of cache keys, in request order
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    """,
+]
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """What the ledger knows about one source file."""
+
+    path: str
+    size: int
+    mtime: float
+    content_hash: str
+    format: str | None
+    status: str
+    error: str | None
+
+
+class Ledger:
+    """A connection to the ledger database (one per process/thread)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        # isolation_level=None: explicit transactions only, so each write commits at once.
+        self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None,
+                                  check_same_thread=False)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated while we waited for the write lock.
+                current = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+                if current < number:
+                    for statement in script.split(";"):
+                        if statement.strip():
+                            self.db.execute(statement)
+                    self.db.execute(f"PRAGMA user_version = {number}")
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+
+    @property
+    def schema_version(self) -> int:
+        """Number of migrations applied."""
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ---- sources ----
+
+    def source(self, path: str) -> SourceRecord | None:
+        """The record of ``path``, if it was processed before."""
+        row = self.db.execute(
+            "SELECT path, size, mtime, content_hash, format, status, error FROM sources "
+            "WHERE path = ?",
+            (path,),
+        ).fetchone()
+        return SourceRecord(**dict(row)) if row else None
+
+    def record_source(
+        self,
+        path: str,
+        *,
+        size: int,
+        mtime: float,
+        content_hash: str,
+        format: str | None,
+        status: str,
+        error: str | None = None,
+        sessions: int = 0,
+        findings: int = 0,
+        wasted_steps: int = 0,
+    ) -> None:
+        """Insert or replace what was learned of ``path``."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO sources VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (path, size, mtime, content_hash, format, status, error, sessions, findings,
+             wasted_steps, time.time()),
+        )
+
+    # ---- LLM calls ----
+
+    def cached_response(self, cache_key: str) -> str | None:
+        """The reply of an earlier successful call with the same key."""
+        row = self.db.execute(
+            "SELECT response FROM llm_calls WHERE cache_key = ? AND status = 'ok' "
+            "ORDER BY id DESC LIMIT 1",
+            (cache_key,),
+        ).fetchone()
+        return str(row[0]) if row and row[0] is not None else None
+
+    def record_call(
+        self,
+        *,
+        cache_key: str,
+        model: str,
+        purpose: str,
+        status: str,
+        session_id: str | None = None,
+        tokens_in: int = 0,
+        tokens_out: int = 0,
+        cost_usd: float = 0.0,
+        latency_ms: int = 0,
+        error: str | None = None,
+        response: str | None = None,
+        batch: bool = False,
+    ) -> None:
+        """Append one LLM call (or cache hit) to the log."""
+        self.db.execute(
+            "INSERT INTO llm_calls (cache_key, model, purpose, session_id, tokens_in, tokens_out,"
+            " cost_usd, latency_ms, status, error, response, batch, created_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (cache_key, model, purpose, session_id, tokens_in, tokens_out, cost_usd, latency_ms,
+             status, error, response, int(batch), time.time()),
+        )
+
+    def call_totals(self, since: float = 0.0) -> dict[str, Any]:
+        """Calls, tokens and cost since ``since`` (epoch seconds), cache hits excluded."""
+        row = self.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(tokens_in),0), COALESCE(SUM(tokens_out),0),"
+            " COALESCE(SUM(cost_usd),0) FROM llm_calls WHERE status != 'cached' AND created_at >= ?",
+            (since,),
+        ).fetchone()
+        return {"calls": row[0], "tokens_in": row[1], "tokens_out": row[2], "cost_usd": row[3]}
+
+    # ---- candidates ----
+
+    def candidates(self, status: str | None = None) -> Iterator[sqlite3.Row]:
+        """Candidate rows, newest first, optionally filtered by status."""
+        if status is None:
+            yield from self.db.execute("SELECT * FROM candidates ORDER BY id DESC")
+        else:
+            yield from self.db.execute(
+                "SELECT * FROM candidates WHERE status = ? ORDER BY id DESC", (status,)
+            )
+
+    def candidate_by_signature(self, signature: str) -> sqlite3.Row | None:
+        """The newest candidate row for ``signature``."""
+        row: sqlite3.Row | None = self.db.execute(
+            "SELECT * FROM candidates WHERE signature = ? ORDER BY id DESC LIMIT 1", (signature,)
+        ).fetchone()
+        return row
+
+    def record_candidate(
+        self,
+        *,
+        signature: str,
+        status: str,
+        exp_id: str | None = None,
+        domain: str | None = None,
+        title: str | None = None,
+        related_to: str | None = None,
+        reason: str | None = None,
+        sessions: list[str] | None = None,
+        wasted_steps: int = 0,
+    ) -> int:
+        """Insert a candidate row; return its id."""
+        now = time.time()
+        cur = self.db.execute(
+            "INSERT INTO candidates (signature, exp_id, domain, title, status, related_to, reason,"
+            " sessions, wasted_steps, reinforcements, first_seen, last_seen)"
+            " VALUES (?,?,?,?,?,?,?,?,?,0,?,?)",
+            (signature, exp_id, domain, title, status, related_to, reason,
+             orjson.dumps(sessions or []).decode(), wasted_steps, now, now),
+        )
+        return int(cur.lastrowid or 0)
+
+    def reinforce(self, exp_id: str, session_ids: list[str]) -> None:
+        """Count one more sighting of the trap behind ``exp_id``."""
+        self.db.execute(
+            "UPDATE candidates SET reinforcements = reinforcements + 1, last_seen = ?"
+            " WHERE exp_id = ?",
+            (time.time(), exp_id),
+        )
+
+    def set_candidate_status(self, exp_id: str, status: str, reason: str | None = None) -> None:
+        """Change the status of the candidate behind ``exp_id`` (e.g. ``rejected``)."""
+        self.db.execute(
+            "UPDATE candidates SET status = ?, reason = COALESCE(?, reason), last_seen = ?"
+            " WHERE exp_id = ?",
+            (status, reason, time.time(), exp_id),
+        )
+
+    # ---- batch jobs ----
+
+    def open_batch_job(self, model: str) -> sqlite3.Row | None:
+        """The newest batch job for ``model`` that has not been collected yet."""
+        row: sqlite3.Row | None = self.db.execute(
+            "SELECT * FROM batch_jobs WHERE model = ? AND state NOT IN"
+            " ('collected', 'failed', 'cancelled', 'expired') ORDER BY created_at DESC LIMIT 1",
+            (model,),
+        ).fetchone()
+        return row
+
+    def record_batch_job(self, name: str, model: str, state: str, request_keys: list[str]) -> None:
+        """Insert or update a batch job."""
+        now = time.time()
+        self.db.execute(
+            "INSERT INTO batch_jobs VALUES (?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET"
+            " state = excluded.state, updated_at = excluded.updated_at",
+            (name, model, state, orjson.dumps(request_keys).decode(), now, now),
+        )
