@@ -211,7 +211,8 @@ class Ledger:
         """Calls, tokens and cost since ``since`` (epoch seconds), cache hits excluded."""
         row = self.db.execute(
             "SELECT COUNT(*), COALESCE(SUM(tokens_in),0), COALESCE(SUM(tokens_out),0),"
-            " COALESCE(SUM(cost_usd),0) FROM llm_calls WHERE status != 'cached' AND created_at >= ?",
+            " COALESCE(SUM(cost_usd),0) FROM llm_calls"
+            " WHERE status != 'cached' AND created_at >= ?",
             (since,),
         ).fetchone()
         return {"calls": row[0], "tokens_in": row[1], "tokens_out": row[2], "cost_usd": row[3]}

@@ -1,5 +1,7 @@
-"""Find prompt templates both in a source checkout (``prompts/``) and in an installed wheel
-(``pipeline/_prompts``)."""
+"""Find prompt templates in a source checkout (``prompts/``) or an installed wheel.
+
+Installed wheels carry them as ``pipeline/_prompts``.
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import click
 
 from .. import __version__
 from ..config import Settings, load_settings
-from ..errors import LockTimeout, OrfError
+from ..errors import OrfError
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -33,6 +33,7 @@ class OrfGroup(click.Group):
     """Turns domain errors into a one-line message and exit 1 (set ORF_RAISE_ERRORS=1 to debug)."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command, reporting ``OrfError`` as ``Error: ...`` with exit code 1."""
         try:
             return super().invoke(ctx)
         except (OrfError, OSError) as exc:
@@ -42,7 +43,7 @@ class OrfGroup(click.Group):
                                                                 PermissionError)):
                 raise
             click.echo(f"Error: {exc}", err=True)
-            sys.exit(EXIT_ERROR if not isinstance(exc, LockTimeout) else EXIT_ERROR)
+            sys.exit(EXIT_ERROR)
 
 
 @click.group(cls=OrfGroup, epilog=EXIT_CODES_HELP)
