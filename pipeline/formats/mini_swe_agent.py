@@ -1,0 +1,253 @@
+"""mini-swe-agent ``*.traj.json`` files.
+
+One JSON object ``{info{exit_status, submission, model_stats, mini_version, config},
+messages[], trajectory_format, instance_id?}``. The agent answers with exactly one fenced
+```` ```bash ```` block per turn; the next user message is the observation,
+``<returncode>N</returncode><output>...</output>`` (non-zero N = failed). A turn with zero or
+several blocks gets a format-error message back: the turn becomes a ``message`` step and the
+feedback an ``error`` step. The final ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` turn is a
+``finish`` step whose output is the submission. Newer logs with OpenAI-style ``tool_calls`` and
+``role: tool`` results are read too (results paired by ``tool_call_id``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..errors import ParseFailure
+from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
+from . import base
+from ._steps import (
+    as_int,
+    as_text,
+    bounded,
+    epoch_to_iso,
+    most_common,
+    normalize_tool,
+    obj,
+    set_output,
+    text_step,
+    tool_step,
+)
+from .jsonio import ReadStats, load_json
+from .swe_agent import extract_task
+
+_BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
+_RETURNCODE = re.compile(r"\s*<returncode>\s*(-?\d+)\s*</returncode>\s*")
+_SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+_MSG_KEYS = frozenset({"role", "content", "extra", "tool_calls", "tool_call_id"})
+
+
+def split_observation(content: str) -> tuple[int | None, str]:
+    """``(returncode, output)`` of a ``<returncode>N</returncode><output>...`` message."""
+    m = _RETURNCODE.match(content)
+    if not m:
+        return None, content
+    body = content[m.end():]
+    stripped = body.strip()
+    if stripped.startswith("<output>") and stripped.endswith("</output>"):
+        body = stripped[len("<output>"): -len("</output>")].strip("\n")
+    return int(m.group(1)), body
+
+
+class Adapter(base.Adapter):
+    """mini-swe-agent trajectories."""
+
+    name = "mini-swe-agent"
+    description = "mini-swe-agent .traj.json trajectories"
+    where = "<output dir>/<instance>/<instance>.traj.json (or last_mini_run.traj.json)"
+
+    def sniff(self, path: Path, head: bytes) -> int:
+        """Score by content: ``mini_version`` / ``trajectory_format``, or messages+returncode."""
+        if not head or not head.lstrip().startswith(b"{"):
+            return 0
+        if b'"mini_version"' in head or b'"trajectory_format": "mini-swe-agent' in head:
+            return 95
+        if b'"messages"' in head and b"<returncode>" in head and b'"trajectory"' not in head:
+            return 75
+        return 0
+
+    def parse(self, path: Path, ctx: base.ParseContext) -> Iterator[Trajectory]:
+        """Yield the one trajectory of a ``.traj.json`` file."""
+        first_issue = len(ctx.issues)
+        stats = ReadStats()
+        data = load_json(path, ctx, stats)
+        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+            raise ParseFailure(f"{path}: not a mini-swe-agent trajectory (no 'messages' list)")
+        info = obj(data.get("info"))
+        raw = RawRef(str(path))
+        steps: list[Step] = []
+        models: list[str] = []
+        tokens_in = tokens_out = 0
+        saw_usage = False
+        task: str | None = None
+        pending: Step | None = None  # tool step waiting for its observation message
+        by_call: dict[str, Step] = {}
+        started_at: str | None = None
+        for i, msg in enumerate(data["messages"]):
+            if not isinstance(msg, dict):
+                ctx.warn(path, None, f"messages[{i}]: expected an object, got "
+                         f"{type(msg).__name__}; skipped")
+                continue
+            role = msg.get("role")
+            content = as_text(msg.get("content"))
+            extra = obj(msg.get("extra"))
+            if role == "assistant":
+                tokens, ts, model = self._usage(extra)
+                if tokens is not None:
+                    saw_usage = True
+                    tokens_in += tokens[0]
+                    tokens_out += tokens[1]
+                if model:
+                    models.append(model)
+                started_at = started_at or ts
+                step_tokens = sum(tokens) if tokens else None
+                calls = msg.get("tool_calls")
+                if isinstance(calls, list) and calls:
+                    for call in self._tool_call_steps(ctx, calls, len(steps), i, content, raw,
+                                                      step_tokens, ts):
+                        call.index = len(steps)
+                        by_call[call.source_id] = call
+                        steps.append(call)
+                        step_tokens = None  # the turn's tokens go to its first call only
+                    pending = None
+                    continue
+                blocks = _BASH_BLOCK.findall(content)
+                if len(blocks) == 1:
+                    command = blocks[0].strip()
+                    tool = "finish" if any(m in command for m in _SUBMIT_MARKERS) else "bash"
+                    pending = tool_step(
+                        ctx, len(steps), str(i), tool, {"command": command},
+                        tokens=step_tokens, timestamp=ts, raw_ref=raw,
+                        text=content[: content.find("```")].strip(),
+                    )
+                    steps.append(pending)
+                else:
+                    steps.append(text_step(len(steps), str(i), "message", content, ctx,
+                                           timestamp=ts, raw_ref=raw, tokens=step_tokens,
+                                           extra={"actions_found": len(blocks)}))
+                    pending = None
+            elif role == "tool":
+                call_id = msg.get("tool_call_id")
+                target = by_call.get(str(call_id)) if call_id is not None else None
+                if target is None:
+                    ctx.warn(path, None, f"messages[{i}]: tool result for unknown call "
+                             f"{call_id!r}; skipped")
+                    continue
+                self._observe(target, content, extra, ctx)
+            elif role == "user":
+                if task is None:
+                    task = extract_task(content)
+                    steps.append(text_step(len(steps), str(i), "user", content, ctx,
+                                           raw_ref=raw))
+                elif pending is not None:
+                    self._observe(pending, content, extra, ctx)
+                    pending = None
+                elif steps and steps[-1].kind == "message":
+                    # Harness feedback on a malformed turn (no or several bash blocks).
+                    steps.append(text_step(len(steps), str(i), "error", content, ctx,
+                                           raw_ref=raw))
+                else:
+                    steps.append(text_step(len(steps), str(i), "user", content, ctx,
+                                           raw_ref=raw))
+            elif role == "system":
+                steps.append(text_step(len(steps), str(i), "system", content, ctx, raw_ref=raw))
+            else:
+                ctx.warn(path, None, f"messages[{i}]: unknown role {role!r}; skipped")
+        exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
+        model_stats = obj(info.get("model_stats"))
+        config = obj(info.get("config"))
+        cfg_model = obj(config.get("model"))
+        model = most_common(models) or (
+            cfg_model.get("model_name") if isinstance(cfg_model.get("model_name"), str) else None
+        )
+        final = next((s.text for s in reversed(steps) if s.kind == "tool" and s.text), None)
+        instance = data.get("instance_id")
+        name = path.name
+        traj = Trajectory(
+            id=instance if isinstance(instance, str) and instance else
+            (name[: -len(".traj.json")] if name.endswith(".traj.json") else path.stem),
+            source=SourceInfo(self.name, str(path), stats.content_hash, stats.size),
+            agent="mini-swe-agent",
+            agent_version=info.get("mini_version") if isinstance(info.get("mini_version"), str)
+            else None,
+            model=model,
+            task=task,
+            steps=steps,
+            outcome=OutcomeHints(
+                exit_status=exit_status,
+                task_complete=True if exit_status in ("Submitted", "submitted") else None,
+                final_message=bounded(final) if final else None,
+            ),
+            tokens_in=tokens_in if saw_usage else None,
+            tokens_out=tokens_out if saw_usage else None,
+            started_at=started_at,
+            extra={k: model_stats[k] for k in ("instance_cost", "api_calls") if k in model_stats},
+        )
+        if isinstance(data.get("trajectory_format"), str):
+            traj.extra["trajectory_format"] = data["trajectory_format"]
+        traj.issues = list(ctx.issues[first_issue:])
+        yield traj
+
+    @staticmethod
+    def _usage(extra: dict[str, Any]) -> tuple[tuple[int, int] | None, str | None, str | None]:
+        """Tokens (in, out), ISO timestamp and model of one assistant turn, from its response."""
+        response = extra.get("response")
+        if not isinstance(response, dict):
+            return None, None, None
+        usage = response.get("usage")
+        tokens = None
+        if isinstance(usage, dict):
+            p, c = as_int(usage.get("prompt_tokens")), as_int(usage.get("completion_tokens"))
+            if p is not None or c is not None:
+                tokens = (p or 0, c or 0)
+        model = response.get("model")
+        return tokens, epoch_to_iso(response.get("created")), model if isinstance(model, str) \
+            else None
+
+    @staticmethod
+    def _observe(step: Step, content: str, extra: dict[str, Any], ctx: base.ParseContext) -> None:
+        code, output = split_observation(content)
+        if code is None:
+            code = as_int(extra.get("returncode"))
+        if step.tool == "finish" and code is None:
+            # The submission message carries the final diff, not a command result.
+            set_output(step, output, ctx)
+            return
+        timed_out = code is None and "timed out" in content[:500]
+        set_output(step, output, ctx, exit_code=code,
+                   is_error=(code is not None and code != 0) or timed_out)
+
+    @staticmethod
+    def _tool_call_steps(
+        ctx: base.ParseContext, calls: list[Any], start: int, msg_index: int, text: str,
+        raw: RawRef, tokens: int | None, ts: str | None,
+    ) -> Iterator[Step]:
+        for k, call in enumerate(calls):
+            if not isinstance(call, dict):
+                continue
+            fn = obj(call.get("function"))
+            name = fn.get("name") if isinstance(fn.get("name"), str) else None
+            args: Any = fn.get("arguments")
+            if isinstance(args, str):
+                try:
+                    args = orjson.loads(args)
+                except orjson.JSONDecodeError:
+                    args = {"raw": args}
+            if not isinstance(args, dict):
+                args = {}
+            cmd = args.get("command")
+            tool = normalize_tool(name)
+            if isinstance(cmd, str) and any(m in cmd for m in _SUBMIT_MARKERS):
+                tool = "finish"
+            call_id = call.get("id")
+            yield tool_step(
+                ctx, start + k, str(call_id) if call_id is not None else f"{msg_index}.{k}",
+                tool, args, tokens=tokens if k == 0 else None, timestamp=ts, raw_ref=raw,
+                text=text, extra={k2: v for k2, v in call.items() if k2 not in ("function", "id")},
+            )
