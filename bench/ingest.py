@@ -1,0 +1,168 @@
+"""Ingest throughput and memory: `orf` parse+normalize vs plain orjson over the same bytes.
+
+Builds a corpus (default 500 MB, under bench/_corpus/, gitignored) by replicating the real
+samples in ../shared/trajectories with varied session ids, then, each in a fresh subprocess:
+
+- parse: discover + parse_source over the corpus (every adapter available), steps built;
+- orjson: orjson.loads of every line of each JSONL file and of each whole .json/.traj file;
+- memory: parse over ~1/5 of the corpus and over all of it, printing both peak RSS values.
+
+Usage:
+    python bench/ingest.py [--size-mb 500] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE / "_corpus"
+SHARED = HERE.parent.parent / "shared" / "trajectories"
+FORMAT_DIRS = ("claude-code", "codex-cli", "gemini-cli", "antigravity", "swe-agent",
+               "mini-swe-agent", "openhands", "interchange")
+
+
+def _session_ids() -> dict[Path, list[str]]:
+    """Session ids found in each sample file, so copies can get fresh ids."""
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import discover, parse_source
+
+    ids: dict[Path, list[str]] = {}
+    issues: list = []
+    ctx = ParseContext()
+    dirs = [SHARED / d for d in FORMAT_DIRS if (SHARED / d).is_dir()]
+    for src in discover(dirs, issues=issues):
+        for traj in parse_source(src, ctx):
+            files = [src.path] if not src.is_dir else [p for p in src.path.rglob("*")
+                                                       if p.is_file()]
+            for f in files:
+                ids.setdefault(f, []).append(traj.id)
+    return ids
+
+
+def build(size_mb: int) -> list[Path]:
+    """Replicate the sample tree until the corpus holds ``size_mb`` MB; return copy dirs."""
+    shutil.rmtree(CORPUS, ignore_errors=True)
+    ids = _session_ids()
+    files = [p for d in FORMAT_DIRS if (SHARED / d).is_dir()
+             for p in sorted((SHARED / d).rglob("*")) if p.is_file()]
+    blobs = [(p.relative_to(SHARED), p.read_bytes()) for p in files]
+    total, copies, n = 0, [], 0
+    while total < size_mb * 1_000_000:
+        root = CORPUS / f"copy-{n:04d}"
+        for rel, data in blobs:
+            for sid in ids.get(SHARED / rel, []):
+                if len(sid) >= 6:
+                    data = data.replace(sid.encode(), f"{sid}-c{n:04d}".encode())
+            out = root / rel
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+            total += len(data)
+        copies.append(root)
+        n += 1
+    return copies
+
+
+def _measure_parse(dirs: list[Path]) -> dict[str, float]:
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import available_adapters, discover, parse_source
+
+    t0 = time.perf_counter()
+    issues: list = []
+    steps = sessions = size = 0
+    for src in discover(dirs, issues=issues):
+        ctx = ParseContext()
+        for traj in parse_source(src, ctx):
+            sessions += 1
+            steps += len(traj.steps) + sum(len(s.steps) for s in traj.subagents)
+            size += traj.source.size + sum(s.source.size for s in traj.subagents)
+    secs = time.perf_counter() - t0
+    return {"seconds": secs, "bytes": size, "sessions": sessions, "steps": steps,
+            "adapters": len(available_adapters()), "skipped": len(issues),
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _measure_orjson(dirs: list[Path]) -> dict[str, float]:
+    import orjson
+
+    t0 = time.perf_counter()
+    size = values = 0
+    for d in dirs:
+        for p in sorted(d.rglob("*")):
+            if not p.is_file() or not p.name.endswith((".json", ".jsonl", ".traj")):
+                continue
+            if p.name.endswith(".jsonl"):
+                with p.open("rb") as fh:
+                    for line in fh:
+                        size += len(line)
+                        try:
+                            orjson.loads(line)
+                            values += 1
+                        except orjson.JSONDecodeError:
+                            pass
+            else:
+                data = p.read_bytes()
+                size += len(data)
+                try:
+                    orjson.loads(data)
+                    values += 1
+                except orjson.JSONDecodeError:
+                    pass
+    secs = time.perf_counter() - t0
+    return {"seconds": secs, "bytes": size, "values": values,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
+def _run(mode: str, dirs: list[Path]) -> dict[str, float]:
+    out = subprocess.run([sys.executable, __file__, "--measure", mode, *map(str, dirs)],
+                         check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--size-mb", type=int, default=500)
+    ap.add_argument("--keep", action="store_true", help="keep bench/_corpus afterwards")
+    ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.measure:
+        mode, dirs = args.measure[0], [Path(d) for d in args.measure[1:]]
+        fn = _measure_parse if mode == "parse" else _measure_orjson
+        print(json.dumps(fn(dirs)))
+        return
+    if not SHARED.is_dir():
+        sys.exit(f"{SHARED} not found: the benchmark replicates the real samples")
+    t0 = time.perf_counter()
+    copies = build(args.size_mb)
+    print(f"corpus: {len(copies)} copies of the samples under {CORPUS} "
+          f"({time.perf_counter() - t0:.1f}s to build)")
+    try:
+        parse = _run("parse", copies)
+        base = _run("orjson", copies)
+        small = _run("parse", copies[: max(1, len(copies) // 5)])
+    finally:
+        if not args.keep:
+            shutil.rmtree(CORPUS, ignore_errors=True)
+    mbps = parse["bytes"] / 1e6 / parse["seconds"]
+    base_mbps = base["bytes"] / 1e6 / base["seconds"]
+    print(f"adapters available: {int(parse['adapters'])}/8; sessions {int(parse['sessions'])}, "
+          f"steps {int(parse['steps'])}, files skipped (not sessions) {int(parse['skipped'])}")
+    print(f"orf parse+normalize: {parse['bytes'] / 1e6:8.1f} MB in {parse['seconds']:6.1f}s "
+          f"= {mbps:6.1f} MB/s")
+    print(f"plain orjson.loads : {base['bytes'] / 1e6:8.1f} MB in {base['seconds']:6.1f}s "
+          f"= {base_mbps:6.1f} MB/s")
+    print(f"ratio orf/orjson   : {mbps / base_mbps:.2f} (target >= 0.30)")
+    print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "
+          f"{small['peak_rss_mb']:.0f} MB; {parse['bytes'] / 1e6:.0f} MB corpus -> "
+          f"{parse['peak_rss_mb']:.0f} MB (orjson baseline {base['peak_rss_mb']:.0f} MB)")
+
+
+if __name__ == "__main__":
+    main()

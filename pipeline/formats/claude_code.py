@@ -1,0 +1,321 @@
+"""Claude Code: ``~/.claude/projects/<proj>/<session>.jsonl`` (+ ``<session>/subagents/*.jsonl``).
+
+One JSON record per line (``user``, ``assistant``, ``system``, ``summary``, ``progress``...).
+An assistant reply is streamed as several lines sharing ``message.id`` (one per content
+block, each repeating the usage), so tokens are counted once per message id. ``tool_use``
+blocks are paired with the ``tool_result`` blocks of later user lines by id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ParseFailure
+from ..model import OutcomeHints, RawRef, Step, Trajectory
+from . import base
+from .base import ParseContext
+from .common import (
+    TASK_MAX_CHARS,
+    as_int,
+    bounded,
+    content_text,
+    most_common,
+    parse_exit_code,
+    source_info,
+    text_step,
+    tool_step,
+)
+from .jsonio import ReadStats, iter_jsonl
+
+NAME = "claude-code"
+# User text that the client injects rather than the person typing (slash-command echoes,
+# caveats, hook output); never taken as the task.
+_INJECTED = re.compile(r"^\s*<(command-|local-command|system-reminder|user-prompt-submit)|"
+                       r"^\s*Caveat: |^\s*\[Request interrupted")
+_SKIP_SYSTEM = frozenset({"stop_hook_summary", "turn_duration"})
+
+
+@dataclass
+class _Builder:
+    """Accumulates one (sub-)session's steps while lines stream by."""
+
+    path: Path
+    steps: list[Step] = field(default_factory=list)
+    pending: dict[str, Step] = field(default_factory=dict)
+    usage: dict[str, tuple[int, int]] = field(default_factory=dict)
+    first_step_of_msg: dict[str, int] = field(default_factory=dict)
+    models: Counter[str] = field(default_factory=Counter)
+    session_id: str | None = None
+    agent_id: str | None = None
+    version: str | None = None
+    task: str | None = None
+    started_at: str | None = None
+    last_text: str | None = None
+    text_msg: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, step: Step) -> Step:
+        step.index = len(self.steps)
+        self.steps.append(step)
+        return step
+
+
+def _usage(usage: Any) -> tuple[int, int] | None:
+    if not isinstance(usage, dict):
+        return None
+    # Prompt tokens include cache writes and reads: together they are what the turn consumed.
+    tin = sum(as_int(usage.get(k)) for k in
+              ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+    return tin, as_int(usage.get("output_tokens"))
+
+
+def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
+    msg = rec.get("message")
+    if not isinstance(msg, dict):
+        return
+    mid = str(msg.get("id") or rec.get("uuid") or lineno)
+    model = msg.get("model")
+    if isinstance(model, str) and model and model != "<synthetic>":
+        b.models[model] += 1
+    u = _usage(msg.get("usage"))
+    if u is not None:
+        # Streamed lines repeat the usage of the same message; the last one is final.
+        b.usage[mid] = u
+    ts = rec.get("timestamp")
+    ref = RawRef(str(b.path), lineno)
+    content = msg.get("content")
+    blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+    texts: list[str] = []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif btype == "tool_use":
+            if not texts and b.text_msg == mid and b.steps and b.steps[-1].kind == "message":
+                # Streaming wrote this message's text on an earlier line: it belongs to
+                # the call, not to a separate message step.
+                texts.append(b.steps.pop().output)
+                b.first_step_of_msg.pop(mid, None)
+            raw_args = block.get("input")
+            args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
+            extra = {k: v for k, v in block.items()
+                     if k not in ("type", "id", "name", "input")}
+            step = b.add(tool_step(0, str(block.get("id") or ref), block.get("name"), args, "",
+                                   ctx, timestamp=ts, raw_ref=ref, text="\n".join(texts),
+                                   extra=extra))
+            texts = []
+            b.first_step_of_msg.setdefault(mid, step.index)
+            if block.get("id"):
+                b.pending[str(block["id"])] = step
+    text = "\n".join(t for t in texts if t.strip())
+    if text:
+        step = b.add(text_step(0, str(rec.get("uuid") or lineno), "message", text, ctx,
+                               timestamp=ts, raw_ref=ref))
+        b.first_step_of_msg.setdefault(mid, step.index)
+        b.last_text = text
+        b.text_msg = mid
+    else:
+        b.text_msg = None
+
+
+def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno: int,
+                 ctx: ParseContext) -> None:
+    tid = str(block.get("tool_use_id") or "")
+    output = content_text(block.get("content"))
+    exit_code = parse_exit_code(output)
+    failed = bool(block.get("is_error")) or bool(exit_code)
+    step = b.pending.pop(tid, None)
+    if step is None:
+        # A result whose call we never saw (trimmed log): keep it as an unnamed tool step.
+        step = b.add(tool_step(0, tid or str(lineno), None, {}, "", ctx,
+                               timestamp=rec.get("timestamp"),
+                               raw_ref=RawRef(str(b.path), lineno)))
+        ctx.warn(b.path, lineno, f"tool_result for unknown tool_use id {tid!r}")
+    filled = tool_step(step.index, step.source_id, step.extra.get("raw_tool"), step.args,
+                       output, ctx, exit_code=exit_code, is_error=failed,
+                       timestamp=step.timestamp, raw_ref=step.raw_ref, text=step.text,
+                       extra=step.extra)
+    filled.extra["result_ref"] = f"{b.path}:{lineno}"
+    interrupted = rec.get("toolUseResult")
+    if isinstance(interrupted, dict) and interrupted.get("interrupted"):
+        filled.extra["interrupted"] = True
+    b.steps[step.index] = filled
+
+
+def _user(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
+    msg = rec.get("message")
+    content = msg.get("content") if isinstance(msg, dict) else None
+    ts = rec.get("timestamp")
+    texts: list[str] = []
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                _tool_result(b, block, rec, lineno, ctx)
+            elif isinstance(block, dict) and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+    elif isinstance(content, str):
+        texts.append(content)
+    text = "\n".join(texts)
+    if not text.strip():
+        return
+    ref = RawRef(str(b.path), lineno)
+    sid = str(rec.get("uuid") or lineno)
+    if rec.get("isCompactSummary"):
+        b.add(text_step(0, sid, "compaction", text, ctx, timestamp=ts, raw_ref=ref,
+                        extra={"summary": True}))
+        return
+    extra = {"meta": True} if rec.get("isMeta") else {}
+    b.add(text_step(0, sid, "user", text, ctx, timestamp=ts, raw_ref=ref, extra=extra))
+    if b.task is None and not rec.get("isMeta") and not _INJECTED.match(text):
+        b.task = bounded(text, TASK_MAX_CHARS)
+
+
+def _system(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
+    subtype = rec.get("subtype")
+    if subtype in _SKIP_SYSTEM:
+        return
+    ref = RawRef(str(b.path), lineno)
+    sid = str(rec.get("uuid") or lineno)
+    ts = rec.get("timestamp")
+    if subtype == "compact_boundary":
+        meta = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
+        b.add(text_step(0, sid, "compaction", str(rec.get("content") or "compacted"), ctx,
+                        timestamp=ts, raw_ref=ref, extra={"compactMetadata": meta}))
+    elif subtype == "api_error":
+        err = rec.get("error") or rec.get("cause")
+        text = (f"api_error retry {rec.get('retryAttempt')}/{rec.get('maxRetries')}: "
+                f"{content_text(err) if not isinstance(err, dict) else err}")
+        keys = ("retryAttempt", "maxRetries", "retryInMs", "cause")
+        keep: dict[str, Any] = {k: rec.get(k) for k in keys if k in rec}
+        b.add(text_step(0, sid, "system", text, ctx, timestamp=ts, raw_ref=ref,
+                        extra={"subtype": "api_error", **keep}, is_error=True))
+    else:
+        b.add(text_step(0, sid, "system", content_text(rec.get("content")), ctx,
+                        timestamp=ts, raw_ref=ref, extra={"subtype": subtype}))
+
+
+def _feed(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
+    rtype = rec.get("type")
+    if b.session_id is None and isinstance(rec.get("sessionId"), str):
+        b.session_id = rec["sessionId"]
+    if b.agent_id is None and isinstance(rec.get("agentId"), str):
+        b.agent_id = rec["agentId"]
+    if b.version is None and isinstance(rec.get("version"), str):
+        b.version = rec["version"]
+    if b.started_at is None and isinstance(rec.get("timestamp"), str):
+        b.started_at = rec["timestamp"]
+    if rtype == "assistant":
+        _assistant(b, rec, lineno, ctx)
+    elif rtype == "user":
+        _user(b, rec, lineno, ctx)
+    elif rtype == "system":
+        _system(b, rec, lineno, ctx)
+    elif rtype == "summary" and isinstance(rec.get("summary"), str):
+        b.extra.setdefault("summaries", []).append(rec["summary"])
+    elif rtype in ("custom-title", "ai-title") and isinstance(rec.get("title"), str):
+        b.extra["title"] = rec["title"]
+    for key in ("cwd", "gitBranch", "slug"):
+        if key not in b.extra and rec.get(key):
+            b.extra[key] = rec[key]
+
+
+def _finish(b: _Builder, path: Path, stats: ReadStats, fallback_id: str) -> Trajectory:
+    for mid, idx in b.first_step_of_msg.items():
+        u = b.usage.get(mid)
+        if u is not None:
+            b.steps[idx].tokens = u[0] + u[1]
+    tin = sum(u[0] for u in b.usage.values()) if b.usage else None
+    tout = sum(u[1] for u in b.usage.values()) if b.usage else None
+    return Trajectory(
+        id=b.session_id or fallback_id,
+        source=source_info(NAME, path, stats),
+        agent=NAME,
+        agent_version=b.version,
+        model=most_common(b.models),
+        task=b.task,
+        steps=b.steps,
+        outcome=OutcomeHints(final_message=bounded(b.last_text)),
+        tokens_in=tin,
+        tokens_out=tout,
+        started_at=b.started_at,
+        extra=b.extra,
+    )
+
+
+def _read(path: Path, ctx: ParseContext) -> tuple[_Builder, dict[str, _Builder], ReadStats]:
+    """Stream ``path``: main-thread lines into one builder, sidechain lines per agent id."""
+    stats = ReadStats()
+    main = _Builder(path)
+    side: dict[str, _Builder] = {}
+    for lineno, rec in iter_jsonl(path, ctx, stats):
+        if not isinstance(rec, dict):
+            ctx.warn(path, lineno, "expected a JSON object; skipped")
+            continue
+        if rec.get("isSidechain") is True:
+            key = str(rec.get("agentId") or "sidechain")
+            _feed(side.setdefault(key, _Builder(path)), rec, lineno, ctx)
+        else:
+            _feed(main, rec, lineno, ctx)
+    return main, side, stats
+
+
+class Adapter(base.Adapter):
+    """Claude Code session transcripts."""
+
+    name = NAME
+    description = "Claude Code session transcripts (JSONL, with subagent files)"
+    where = "~/.claude/projects/<project>/<session>.jsonl (+ <session>/subagents/*.jsonl)"
+
+    def sniff(self, path: Path, head: bytes) -> int:
+        """Score Claude Code records: sessionId + uuid + a user/assistant/summary type."""
+        if b'"sessionId"' in head and b'"uuid"' in head and (
+            b'"type":"user"' in head or b'"type":"assistant"' in head
+            or b'"type": "user"' in head or b'"type": "assistant"' in head
+        ):
+            return 90
+        if head.lstrip().startswith(b'{"type":"summary"') or b'"leafUuid"' in head[:2000]:
+            return 60
+        return 0
+
+    def parse(self, path: Path, ctx: ParseContext) -> Iterator[Trajectory]:
+        """Yield the session, with sidechains and ``<session>/subagents/*.jsonl`` attached."""
+        main, side, stats = _read(path, ctx)
+        if not main.steps and not main.session_id and side:
+            # A sidechain/subagent file on its own: one trajectory per agent, each pointing
+            # at its parent session.
+            for key, sb in side.items():
+                traj = _finish(sb, path, stats, path.stem)
+                traj.parent_session_id = sb.session_id
+                traj.id = f"{sb.session_id}:agent-{key}" if sb.session_id else path.stem
+                yield traj
+            return
+        traj = _finish(main, path, stats, path.stem)
+        for key, sb in side.items():
+            sub = _finish(sb, path, stats, f"{traj.id}:agent-{key}")
+            sub.id = f"{traj.id}:agent-{key}"
+            sub.parent_session_id = traj.id
+            traj.subagents.append(sub)
+        sub_dir = path.with_suffix("") / "subagents"
+        if sub_dir.is_dir():
+            for sub_path in sorted(sub_dir.glob("*.jsonl")):
+                try:
+                    smain, sside, sstats = _read(sub_path, ctx)
+                except ParseFailure as exc:
+                    # A broken subagent file must not lose the parent session.
+                    ctx.warn(sub_path, None, str(exc))
+                    continue
+                for sb in [smain, *sside.values()]:
+                    if not sb.steps:
+                        continue
+                    sub = _finish(sb, sub_path, sstats, sub_path.stem)
+                    sub.id = f"{traj.id}:{sub_path.stem}"
+                    sub.parent_session_id = traj.id
+                    traj.subagents.append(sub)
+        yield traj

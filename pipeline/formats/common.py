@@ -1,0 +1,308 @@
+"""Helpers shared by the format adapters: tool names, exit codes, text and Step building.
+
+Everything here is pure and cheap (it runs once per record during ingest). Adapters keep
+their format-specific rules; only what two or more formats share lives here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..model import RawRef, SourceInfo, Step, StepKind
+from ..normalize import action_key, error_signature, truncate
+from .base import ParseContext
+from .jsonio import ReadStats
+
+TASK_MAX_CHARS = 2000
+"""The task (first user request) is bounded to this many characters."""
+TEXT_MAX_CHARS = 2000
+"""Agent text accompanying a tool call is bounded to this many characters."""
+
+# Raw tool names (lowercased) -> normalized names shared by every format. Unknown names map
+# to "other" and keep their raw name in ``Step.extra["raw_tool"]`` and in the action key.
+_TOOL_NAMES: dict[str, str] = {}
+for _norm, _names in {
+    "bash": (
+        "bash", "shell", "exec_command", "run_shell_command", "run_command", "shell_command",
+        "local_shell", "local_shell_call", "execute_bash", "cmdrunaction", "terminal",
+        "execute_command", "run", "command", "bashoutput", "write_stdin", "send_command_input",
+        "exec",
+    ),
+    "read": (
+        "read", "read_file", "view_file", "view", "readfile", "notebookread", "fileread",
+        "read_many_files", "view_file_outline", "view_code_item", "open_file",
+    ),
+    "edit": (
+        "edit", "multiedit", "replace", "apply_patch", "edit_file", "str_replace",
+        "str_replace_editor", "notebookedit", "replace_file_content",
+        "multi_replace_file_content", "fileeditaction", "file_editor", "patch",
+    ),
+    "write": ("write", "write_file", "write_to_file", "create_file", "filewriteaction"),
+    "grep": ("grep", "grep_search", "search_file_content", "search", "codebase_search", "rg"),
+    "glob": ("glob", "find_by_name", "find", "find_file", "file_search"),
+    "ls": ("ls", "list_dir", "list_directory", "list_files"),
+    "web": (
+        "webfetch", "websearch", "web_search", "web_fetch", "google_web_search", "search_web",
+        "read_url_content", "browse", "browser", "web_search_call", "browseinteractiveaction",
+    ),
+    "task": ("task", "agent", "invoke_subagent", "spawn_agent", "delegate", "subagent"),
+}.items():
+    for _n in _names:
+        _TOOL_NAMES[_n] = _norm
+
+
+def normalize_tool(name: str | None) -> str:
+    """Map a raw tool name to ``bash/read/edit/write/grep/glob/ls/web/task/other``.
+
+    Args:
+        name: The tool name as the log spells it (``Bash``, ``exec_command``, ...).
+
+    Returns:
+        The normalized name; ``other`` for tools with no common meaning (MCP tools, plans).
+    """
+    if not name:
+        return "other"
+    key = name.strip().lower()
+    return _TOOL_NAMES.get(key, "other")
+
+
+# Exit-code phrasings, one per format family; the first match wins.
+EXIT_CODE_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"^(?:Error: )?Exit code:? (-?\d+)", re.MULTILINE),  # Claude Code Bash
+    re.compile(r"Process exited with code (-?\d+)"),  # Codex exec_command / write_stdin
+    re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE),  # Gemini CLI run_shell_command
+    re.compile(r"The command failed with exit code: (-?\d+)"),  # Antigravity run_command
+    re.compile(r"<returncode>(-?\d+)</returncode>"),  # mini-swe-agent
+    re.compile(r"\[Command finished with exit code (-?\d+)\]"),  # OpenHands
+)
+
+
+_ANY_EXIT = re.compile("|".join(f"(?:{p.pattern})" for p in EXIT_CODE_PATTERNS), re.MULTILINE)
+
+
+def parse_exit_code(text: str | None) -> int | None:
+    """Find an exit code stated in an observation text.
+
+    Args:
+        text: Observation text (may be None).
+
+    Returns:
+        The first exit code found by any known phrasing, or None.
+    """
+    if not text:
+        return None
+    # Exit statements sit near the head or the tail; scanning both bounds the cost on
+    # multi-megabyte outputs.
+    probe = text if len(text) <= 8192 else text[:4096] + "\n" + text[-4096:]
+    # One pass with every phrasing; the group that matched holds the code.
+    m = _ANY_EXIT.search(probe)
+    if m is None:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
+
+
+def content_text(content: Any) -> str:
+    """Flatten message content (a string, or a list of text/content blocks) to text.
+
+    Args:
+        content: ``str``, a list of ``{"type": "text", "text": ...}``-like blocks, or a dict.
+
+    Returns:
+        The text parts joined by newlines; non-text blocks are skipped.
+    """
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts: list[str] = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict):
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+                elif isinstance(block.get("content"), (str, list)):
+                    parts.append(content_text(block.get("content")))
+        return "\n".join(p for p in parts if p)
+    if isinstance(content, dict):
+        text = content.get("text")
+        if isinstance(text, str):
+            return text
+        return content_text(content.get("content"))
+    return str(content)
+
+
+def parse_args(value: Any) -> dict[str, Any]:
+    """Tool arguments as a dict: JSON strings are decoded, other values wrapped.
+
+    Args:
+        value: The arguments as logged (dict, JSON string, plain string, None).
+
+    Returns:
+        A dict; a non-JSON string becomes ``{"input": value}``.
+    """
+    if isinstance(value, dict):
+        return value
+    if value is None or value == "":
+        return {}
+    if isinstance(value, str):
+        s = value.lstrip()
+        if s.startswith(("{", "[")):
+            try:
+                decoded = orjson.loads(value)
+            except orjson.JSONDecodeError:
+                return {"input": value}
+            return decoded if isinstance(decoded, dict) else {"input": decoded}
+        return {"input": value}
+    return {"input": value}
+
+
+def as_int(value: Any) -> int:
+    """A token count as an int: bools, NaN, infinities, strings and None count as 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return int(value)
+    return 0
+
+
+def bounded(text: str | None, limit: int = TASK_MAX_CHARS) -> str | None:
+    """Strip and cut ``text`` to ``limit`` characters (None and blank give None)."""
+    if text is None:
+        return None
+    s = text.strip()
+    if not s:
+        return None
+    return s if len(s) <= limit else s[: limit - 3] + "..."
+
+
+def tool_step(
+    index: int,
+    source_id: str,
+    raw_tool: str | None,
+    args: dict[str, Any],
+    output: str,
+    ctx: ParseContext,
+    *,
+    exit_code: int | None = None,
+    is_error: bool | None = None,
+    tokens: int | None = None,
+    timestamp: str | None = None,
+    raw_ref: RawRef | None = None,
+    text: str = "",
+    extra: dict[str, Any] | None = None,
+    tool: str | None = None,
+    signature_text: str | None = None,
+) -> Step:
+    """Build a ``kind="tool"`` Step with the normalized fields filled in.
+
+    Args:
+        index: Dense position in the trajectory.
+        source_id: The log's id for the call (call id, uuid) or its position.
+        raw_tool: Tool name as logged; normalized with ``normalize_tool`` unless ``tool``.
+        args: Decoded arguments.
+        output: Full observation text; truncated head+tail to ``ctx.output_max_chars``.
+        ctx: Parse context (truncation bound).
+        exit_code: Exit status when known.
+        is_error: Failure flag; defaults to ``exit_code not in (None, 0)``.
+        tokens: Tokens of the model turn that produced this call.
+        timestamp: ISO timestamp.
+        raw_ref: File and line of the call record.
+        text: Agent text that accompanied the call (bounded here).
+        extra: Unmapped source fields to keep.
+        tool: Normalized tool name, when the adapter knows better than the raw name.
+        signature_text: Text to take the error signature from, when the output carries
+            boilerplate that would match first (Gemini's ``Error: (none)`` trailer).
+
+    Returns:
+        The Step.
+    """
+    norm = tool or normalize_tool(raw_tool)
+    failed = bool(exit_code) if is_error is None else is_error
+    extra = dict(extra) if extra else {}
+    if raw_tool is not None:
+        extra.setdefault("raw_tool", raw_tool)
+    # "other" alone would make every MCP tool look the same; keep the raw name in the key.
+    key_tool = norm if norm != "other" or not raw_tool else f"other:{raw_tool}"
+    return Step(
+        index=index,
+        source_id=source_id,
+        kind="tool",
+        tool=norm,
+        args=args,
+        action_key=action_key(key_tool, args),
+        output=truncate(output, ctx.output_max_chars),
+        output_len=len(output),
+        exit_code=exit_code,
+        is_error=failed,
+        error_signature=(error_signature(output if signature_text is None else signature_text)
+                         or f"exit code {exit_code}")
+        if failed and (output or exit_code is not None)
+        else None,
+        tokens=tokens,
+        timestamp=timestamp,
+        raw_ref=raw_ref,
+        text=truncate(text, TEXT_MAX_CHARS) if text else "",
+        extra=extra,
+    )
+
+
+def text_step(
+    index: int,
+    source_id: str,
+    kind: StepKind,
+    text: str,
+    ctx: ParseContext,
+    *,
+    tokens: int | None = None,
+    timestamp: str | None = None,
+    raw_ref: RawRef | None = None,
+    extra: dict[str, Any] | None = None,
+    is_error: bool = False,
+) -> Step:
+    """Build a non-tool Step (message, user, system, compaction, error, reasoning).
+
+    The text goes into ``output`` (truncated) so reports and detectors read one field.
+    """
+    return Step(
+        index=index,
+        source_id=source_id,
+        kind=kind,
+        output=truncate(text, ctx.output_max_chars),
+        output_len=len(text),
+        is_error=is_error,
+        error_signature=error_signature(text) if is_error else None,
+        tokens=tokens,
+        timestamp=timestamp,
+        raw_ref=raw_ref,
+        extra=extra or {},
+    )
+
+
+def source_info(fmt: str, path: Path, stats: ReadStats) -> SourceInfo:
+    """``SourceInfo`` for a file (or folder) read with ``stats``."""
+    return SourceInfo(format=fmt, path=str(path), content_hash=stats.content_hash,
+                      size=stats.size)
+
+
+def most_common(counter: Counter[str]) -> str | None:
+    """The most frequent key of ``counter`` (None when empty)."""
+    if not counter:
+        return None
+    return counter.most_common(1)[0][0]
+
+
+def reindex(steps: list[Step]) -> list[Step]:
+    """Renumber ``steps`` densely from 0 (after dedupe/rewind removed some)."""
+    for i, step in enumerate(steps):
+        step.index = i
+    return steps

@@ -1,0 +1,33 @@
+"""Shared helpers for the format adapter tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.formats.base import ParseContext
+from pipeline.formats.discover import discover, parse_source
+from pipeline.model import ParseIssue, Trajectory
+
+
+def parse_all(*paths: Path, fmt: str | None = None) -> tuple[list[Trajectory], list[ParseIssue]]:
+    """Discover and parse ``paths``; return trajectories and every issue met."""
+    issues: list[ParseIssue] = []
+    ctx = ParseContext()
+    trajs = [t for src in discover(list(paths), format=fmt, issues=issues)
+             for t in parse_source(src, ctx)]
+    return trajs, issues + ctx.issues
+
+
+def parse_one(path: Path, fmt: str | None = None) -> Trajectory:
+    """The single trajectory of ``path`` (asserts there is exactly one and no fatal issue)."""
+    trajs, issues = parse_all(path, fmt=fmt)
+    assert not [i for i in issues if i.fatal], issues
+    assert len(trajs) == 1, [t.id for t in trajs]
+    return trajs[0]
+
+
+def session_files(folder: Path, *suffixes: str) -> list[Path]:
+    """Real session files of a shared sample folder (SCHEMA-REF/DOC/README/SOURCES excluded)."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(suffixes)
+                  and not p.name.startswith(("SCHEMA-REF__", "DOC__"))
+                  and "README" not in p.name and p.name != "SOURCES.md")

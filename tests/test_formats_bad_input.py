@@ -1,0 +1,97 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from _formats_helpers import parse_all
+from conftest import FIXTURES
+
+from pipeline.formats.base import ParseContext
+from pipeline.formats.discover import discover, parse_source
+
+BAD = FIXTURES / "bad"
+CODEX = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
+
+
+def issues_by_name() -> dict[str, list[str]]:
+    trajs, issues = parse_all(BAD)
+    out: dict[str, list[str]] = {}
+    for issue in issues:
+        out.setdefault(Path(issue.path).name, []).append(str(issue))
+    return out
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("binary.json", "binary.json: binary file (NUL bytes), not a text log"),
+    ("compressed.jsonl.gz", "compressed.jsonl.gz: file is gzip-compressed; decompress it first"),
+    ("empty.jsonl", "empty.jsonl: empty file"),
+    ("not_a_log.json", "not_a_log.json: unknown format: no adapter recognises this file"),
+    ("bad_line_middle.jsonl", "bad_line_middle.jsonl:4: invalid JSON: unexpected end of data"),
+    ("invalid_utf8.jsonl", "invalid_utf8.jsonl:3: invalid UTF-8 at byte"),
+    ("deeply_nested.json", "deeply_nested.json:1: JSON nested deeper than"),
+])
+def test_each_bad_file_gets_a_clear_message(name: str, expected: str) -> None:
+    [message] = issues_by_name()[name]
+    assert expected in message
+    assert "Traceback" not in message
+
+
+def test_readme_in_bad_folder_is_ignored_quietly() -> None:
+    assert "README.md" not in issues_by_name()
+
+
+def test_rest_of_file_and_batch_still_parsed() -> None:
+    trajs, issues = parse_all(BAD, CODEX)
+    by_file = {Path(t.source.path).name: t for t in trajs}
+    # The line after the broken one is still used.
+    assert by_file["bad_line_middle.jsonl"].tool_calls == 1
+    assert by_file["invalid_utf8.jsonl"].tool_calls == 1
+    assert CODEX.name in by_file
+    fatal = {Path(i.path).name for i in issues if i.fatal}
+    assert fatal == {"binary.json", "compressed.jsonl.gz", "empty.jsonl", "not_a_log.json",
+                     "deeply_nested.json"}
+
+
+def test_nan_literal_is_read() -> None:
+    trajs, issues = parse_all(BAD / "nan_literal.json")
+    [traj] = trajs
+    assert traj.id == "nan-1" and traj.tokens_in == 0 and traj.tokens_out == 1
+    assert not issues
+
+
+def test_huge_single_line_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "huge.jsonl"
+    lines = CODEX.read_text().splitlines()
+    big = json.dumps({"type": "event_msg", "payload": {"type": "agent_message",
+                                                       "message": "x" * 5000}})
+    path.write_text("\n".join([lines[0], big, *lines[1:]]) + "\n")
+    ctx = ParseContext(max_line_bytes=4000)
+    [src] = discover([path], issues=ctx.issues)
+    [traj] = list(parse_source(src, ctx))
+    assert traj.tool_calls == 6
+    [issue] = ctx.issues
+    assert str(issue).startswith(f"{path}:2: line of ") and "exceeds the limit" in str(issue)
+
+
+def test_non_object_lines_are_reported(tmp_path: Path) -> None:
+    path = tmp_path / "rollout.jsonl"
+    lines = CODEX.read_text().splitlines()
+    path.write_text("\n".join([lines[0], "[1, 2]", "42", *lines[1:]]) + "\n")
+    trajs, issues = parse_all(path)
+    assert trajs[0].tool_calls == 6
+    assert [str(i) for i in issues] == [f"{path}:2: expected a JSON object; skipped",
+                                        f"{path}:3: expected a JSON object; skipped"]
+
+
+def test_unreadable_file_is_reported(tmp_path: Path) -> None:
+    import os
+    path = tmp_path / "locked.jsonl"
+    path.write_bytes(CODEX.read_bytes())
+    path.chmod(0)
+    if os.access(path, os.R_OK):  # running as root: permissions are not enforced
+        pytest.skip("root can read anything")
+    issues: list = []
+    assert list(discover([path], issues=issues)) == []
+    assert issues[0].fatal and "cannot read" in issues[0].message
+
