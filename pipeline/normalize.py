@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .hashing import canonical_json
+from .llm.redact import redact
 
 # Argument keys that never change what an action does: ids, timestamps, progress and UI hints.
 VOLATILE_KEYS = frozenset(
@@ -23,13 +24,19 @@ VOLATILE_KEYS = frozenset(
 _WS = re.compile(r"\s+")
 
 
-def _strip_volatile(value: Any) -> Any:
+def _strip_volatile(value: Any, depth: int = 0) -> Any:
+    if depth > 32:
+        # Arguments nested this deep are data, not options: compare them verbatim and never
+        # recurse toward Python's stack limit on a hostile log.
+        return canonical_json(value).decode("utf-8", "replace")
     if isinstance(value, dict):
-        return {k: _strip_volatile(v) for k, v in value.items() if k not in VOLATILE_KEYS}
+        return {
+            k: _strip_volatile(v, depth + 1) for k, v in value.items() if k not in VOLATILE_KEYS
+        }
     if isinstance(value, list):
-        return [_strip_volatile(v) for v in value]
+        return [_strip_volatile(v, depth + 1) for v in value]
     if isinstance(value, str):
-        return _WS.sub(" ", value).strip()
+        return " ".join(value.split())
     return value
 
 
@@ -39,11 +46,24 @@ def action_key(tool: str | None, args: dict[str, Any] | None) -> str:
     return f"{tool or '?'}{body}"
 
 
-_ERROR_LINE = re.compile(
-    r"(?i)(error|exception|traceback|fatal|failed|failure|denied|not found|no such|cannot|"
-    r"can't|unable|invalid|refused|timed out|timeout|undefined|missing|unexpected|panic)"
+_ERROR_WORDS = (
+    r"error|exception|traceback|fatal|failed|failure|denied|not found|no such|cannot|"
+    r"can't|unable|invalid|refused|timed out|timeout|undefined|missing|unexpected|panic"
 )
-_TMP_PATH = re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":]+")
+# Searched once over the tail of the text, each hit widened to its line: scanning line by
+# line (or with a ^...$ pattern) was the hottest spot of ingest.
+_ERROR_WORD = re.compile(_ERROR_WORDS, re.I)
+# Lines that name the error itself ("ImportError: ...", "error: ...", "E   ValueError"): they
+# beat summary lines such as "1 error in 0.12s" or "FAILED tests/x.py".
+_ERROR_HEAD = re.compile(
+    r"^(?:E\s+)?(?:(?-i:[\w.]*(?:Error|Exception|Exit|Interrupt))\b|error(?:\[\w+\])?:|fatal:|"
+    r"panic:|[\w./-]+:\d+:(?:\d+:)?\s*error)",
+    re.I,
+)
+_SUMMARY = re.compile(r"^=*\s*\d+ (?:failed|passed|errors?)\b|^FAILED |^ERROR |^=+ ", re.I)
+_TAIL_CHARS = 20_000
+
+_TMP_PATH = re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":()]+")
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,64}\b")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _NUM = re.compile(r"\d+(\.\d+)?")
@@ -51,14 +71,31 @@ _LINE_REF = re.compile(r"line \d+")
 
 
 def error_line(text: str) -> str | None:
-    """Pick the most telling error line of an observation (last matching line wins)."""
+    """Pick the most telling error line of an observation.
+
+    A line naming the error (``KeyError: 'x'``, ``error: ...``) wins over a summary line
+    (``1 failed in 0.1s``); among equals the last one wins, as tracebacks end with the cause.
+    """
     if not text:
         return None
-    best = None
-    for line in text.splitlines()[-200:]:
-        s = line.strip()
-        if s and _ERROR_LINE.search(s) and not s.startswith(("File \"", "at ")):
-            best = s
+    tail = text[-_TAIL_CHARS:]
+    best: str | None = None
+    best_rank = -1
+    pos = 0
+    while True:
+        match = _ERROR_WORD.search(tail, pos)
+        if match is None:
+            break
+        start = tail.rfind("\n", 0, match.start()) + 1
+        end = tail.find("\n", match.end())
+        end = len(tail) if end < 0 else end
+        pos = end + 1
+        line = tail[start:end].strip()
+        if not line or line.startswith(('File "', "at ")):
+            continue
+        rank = 0 if _SUMMARY.match(line) else 2 if _ERROR_HEAD.match(line) else 1
+        if rank >= best_rank:
+            best, best_rank = line, rank
     return best[:300] if best else None
 
 
@@ -67,7 +104,9 @@ def error_signature(text: str) -> str | None:
     line = error_line(text)
     if line is None:
         return None
-    s = _TMP_PATH.sub("<tmp>", line)
+    # Redact first: masking digits/hex would mangle a secret past recognition (and a leak
+    # into prompts), and the same trap with a different token must keep the same signature.
+    s = _TMP_PATH.sub("<tmp>", redact(line))
     s = _QUOTED.sub("<q>", s)
     s = _HEX.sub("<hex>", s)
     s = _LINE_REF.sub("line <n>", s)

@@ -72,7 +72,7 @@ def test_fixture_0x() -> None:
     assert traj.steps[2].args == {"command": "python tests/test_calc.py"}
     assert (traj.tokens_in, traj.tokens_out) == (12000, 800)
     assert traj.outcome.exit_status == "submitted" and traj.outcome.task_complete is True
-    assert traj.source.format == "swe-agent" and traj.source.content_hash.startswith("b2:")
+    assert traj.source.format == "swe-agent" and traj.source.content_hash.startswith("sha256:")
 
 
 def test_fixture_1x() -> None:
