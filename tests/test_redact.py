@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from _secret_corpus import make_secrets, write_corpus
+
+from pipeline.llm.redact import kinds, looks_random, redact, redact_value, scan
+
+PLANTS = make_secrets()
+
+
+def test_corpus_has_enough_kinds() -> None:
+    assert len({p.kind for p in PLANTS}) >= 40
+    assert set(p.kind for p in PLANTS) <= set(kinds())
+
+
+@pytest.mark.parametrize("plant", PLANTS, ids=[p.kind for p in PLANTS])
+def test_each_kind_is_found_and_removed(plant) -> None:  # type: ignore[no-untyped-def]
+    counts: Counter[str] = Counter()
+    out = redact(plant.line, counts)
+    assert f"[REDACTED:{plant.kind}]" in out
+    assert not [w for w in plant.pieces() if w in out]
+    assert counts[plant.kind] >= 1
+
+
+def test_text_around_a_secret_stays_readable() -> None:
+    db = next(p for p in PLANTS if p.kind == "postgres-password")
+    out = redact(f"psql failed: {db.line} (check the host)")
+    assert out == ("psql failed: DATABASE_URL=postgres://app:[REDACTED:postgres-password]"
+                   "@db:5432/app (check the host)")
+
+
+def test_redaction_is_idempotent() -> None:
+    text = "\n".join(p.line for p in PLANTS)
+    once = redact(text)
+    assert redact(once) == once
+
+
+ORDINARY = [
+    "commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a3f Merge branch 'main'",
+    "git checkout 9fceb02d0ae598e95dc970b74767f19372d61af8",
+    "request id 123e4567-e89b-12d3-a456-426614174000 done",
+    "/home/dev/app/src/pipeline/llm/redact_file.py:42: in redact_file",
+    "C:\\Users\\dev\\AppData\\Local\\Temp\\pytest-of-dev\\pytest-12\\test_x0",
+    'integrity "sha512-9Vxx3HmxqO5Ugpk3MmSgXlZ5Tn1GXCHfYd3a0YQlxJ0S0nUqRC1HqmPMdhuUCp3R+2E9CpXA=="',
+    "sha256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae",
+    'hash = "sha256:9b1dff6a0a3c1e8e5c4f6a8b7d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1"',
+    "max_tokens = 4096",
+    "tokens_in: 12345, tokens_out: 678",
+    "token = get_token(user)",
+    "password = os.environ['DB_PASSWORD']",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    "api_key: <your-api-key>",
+    "SECRET_KEY = settings.SECRET_KEY",
+    "primary_key = 'id'",
+    "The token limit was reached; the key point is to retry.",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+    "https://github.com/psf/requests/blob/main/src/requests/sessions.py#L123",
+    "postgres://app@db:5432/app",
+    "Authorization: Bearer $TOKEN",
+    '"signature":"EvkBCkYIBxgCKkBsomeopaquesignatureblob1234567890abcdef"',
+    "npm install skip-ci@1.0.0 && pytest -k test_sk_parse",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_ordinary_text_survives(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_redact_value_keeps_shape_and_uses_key_names() -> None:
+    pw = "hunter2hunter2"
+    gh = next(p for p in PLANTS if p.kind == "github-token").secret
+    doc = {"db": {"password": pw, "port": 5432}, "log": [f"pushed with {gh}", None, 3.5],
+           "name": "svc"}
+    counts: Counter[str] = Counter()
+    out = redact_value(doc, counts)
+    assert out == {"db": {"password": "[REDACTED:password]", "port": 5432},
+                   "log": ["pushed with [REDACTED:github-token]", None, 3.5], "name": "svc"}
+    assert counts == Counter({"password": 1, "github-token": 1})
+
+
+def test_private_key_inside_json_string_escapes() -> None:
+    key = next(p for p in PLANTS if p.kind == "private-key")
+    raw = json.dumps({"private_key": key.secret + "\n", "type": "service_account"})
+    out = redact(raw)
+    assert "[REDACTED:private-key]" in out
+    assert not [w for w in key.pieces() if w in out]
+    assert json.loads(out)["type"] == "service_account"
+
+
+def test_truncated_private_key_is_still_removed() -> None:
+    key = next(p for p in PLANTS if p.kind == "openssh-private-key")
+    cut = key.secret[: len(key.secret) // 2]
+    out = redact("output:\n" + cut)
+    assert out == "output:\n[REDACTED:openssh-private-key]"
+
+
+def test_token_after_json_newline_escape() -> None:
+    gh = next(p for p in PLANTS if p.kind == "github-token").secret
+    assert "[REDACTED:github-token]" in redact('"line one\\n' + gh + '"')
+
+
+def test_looks_random() -> None:
+    rng = random.Random(1)
+    assert looks_random("".join(rng.choice("abcdefXYZ0123456789") for _ in range(32)))
+    assert not looks_random("thisisaverylongwordwithoutdigits")
+    assert not looks_random("/usr/local/lib/python3.12/site-packages")
+
+
+def test_hits_do_not_overlap() -> None:
+    text = "\n".join(p.line for p in PLANTS)
+    hits = scan(text)
+    assert all(a.end <= b.start for a, b in zip(hits, hits[1:], strict=False))
+
+
+def test_corpus_files_redact_clean(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path)
+    for f in corpus.files:
+        out = redact(f.read_text())
+        assert corpus.leaks(out) == [], f.name
+
+
+def test_real_samples_keep_hashes_uuids_and_paths(shared_trajectories: Path) -> None:
+    """The false-positive check: ordinary log text from public sessions stays as it is."""
+    total: Counter[str] = Counter()
+    for path in sorted(shared_trajectories.rglob("*.json*")):
+        text = path.read_text("utf-8", "replace")
+        for hit in scan(text):
+            total[hit.kind] += 1
+            value = text[hit.start:hit.end]
+            # nothing redacted may be a plain hex hash, a UUID or a path
+            assert not all(c in "0123456789abcdef-" for c in value), (path, value)
+            assert "/" not in value or value.count("/") < 3, (path, value)
+    assert sum(total.values()) <= 5, total
