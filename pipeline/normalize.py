@@ -115,9 +115,22 @@ def error_signature(text: str) -> str | None:
 
 
 def truncate(text: str, limit: int) -> str:
-    """Keep head and tail of ``text`` within ``limit`` characters, marking the cut."""
+    """Keep head and tail of ``text`` within ``limit`` characters, marking the cut.
+
+    Cuts move back to whitespace (within 64 characters) so a token is dropped whole rather
+    than split: half a secret without its recognisable prefix would slip past redaction.
+    """
     if limit <= 0 or len(text) <= limit:
         return text
     half = max(1, (limit - 40) // 2)
-    cut = len(text) - 2 * half
-    return f"{text[:half]}\n...[{cut} chars truncated]...\n{text[-half:]}"
+    head_end = half
+    space = max(text.rfind(" ", half - 64, half), text.rfind("\n", half - 64, half))
+    if space > 0:
+        head_end = space
+    tail_start = len(text) - half
+    hits = [i for i in (text.find(" ", tail_start, tail_start + 64),
+                        text.find("\n", tail_start, tail_start + 64)) if i >= 0]
+    if hits:
+        tail_start = min(hits) + 1
+    cut = tail_start - head_end
+    return f"{text[:head_end]}\n...[{cut} chars truncated]...\n{text[tail_start:]}"
