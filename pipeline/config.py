@@ -38,6 +38,9 @@ class DetectSettings(BaseModel):
     """A cycle must repeat at least this many times to be reported."""
     near_repeat_similarity: float = 0.85
     """Similarity (0..1) of normalized arguments above which two actions are near-repeats."""
+    reread_overlap: float = 0.5
+    """Share (0..1) of a read's line range already shown since the file last changed above
+    which the read is a re-read; below it the agent is paging."""
     retry_variation_min: int = 3
     """Different actions hitting the same error signature at least this often."""
     chant_chunk: int = 50

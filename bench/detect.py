@@ -1,0 +1,93 @@
+"""Time per step of ``detect_all`` on synthetic trajectories of 1k..1M steps.
+
+Usage:
+    .venv/bin/python bench/detect.py [--max 1000000]
+
+The synthetic session mixes what real agents do (reads with ranges, greps, edits across many
+files, test runs, failing retries, messages, compactions) with loops planted at intervals, so
+every family has work to do. Prints a table and the ratio of per-step cost at the largest size
+to the cost at 1k (target <= 1.5: linear).
+"""
+
+from __future__ import annotations
+
+import gc
+import random
+import sys
+import time
+
+from pipeline import normalize
+from pipeline.detect import detect_all
+from pipeline.model import SourceInfo, Step, Trajectory
+
+ERR = "Traceback (most recent call last):\nImportError: cannot import name 'thing'"
+
+
+def _tool(i: int, tool: str, out: str, error: bool = False, **args: object) -> Step:
+    return Step(index=i, source_id=str(i), kind="tool", tool=tool, args=dict(args),
+                action_key=normalize.action_key(tool, args), output=out, output_len=len(out),
+                exit_code=1 if error else 0, is_error=error,
+                error_signature=normalize.error_signature(out) if error else None, tokens=100,
+                timestamp=f"2025-01-01T00:{(i // 60) % 60:02d}:{i % 60:02d}Z")
+
+
+def synthetic(n: int, seed: int = 7) -> Trajectory:
+    rnd = random.Random(seed)
+    steps: list[Step] = []
+    files = [f"pkg/mod{k}/file{k}.py" for k in range(2000)]
+    i = 0
+    while i < n:
+        r = rnd.random()
+        f = rnd.choice(files)
+        if r < 0.25:
+            lo = rnd.randrange(1, 400)
+            s = _tool(i, "read", f"{lo}: text", path=f"/testbed/{f}", view_range=[lo, lo + 40])
+        elif r < 0.4:
+            s = _tool(i, "bash", f"{f}:3: hit", command=f"grep -rn 'sym{rnd.randrange(500)}' .")
+        elif r < 0.55:
+            s = _tool(i, "edit", "ok", path=f, old_str=f"a{i}", new_str=f"b{i}")
+        elif r < 0.65:
+            s = _tool(i, "bash", ERR, True, command=f"python -m pytest tests/test_{i % 50}.py")
+        elif r < 0.72:
+            s = _tool(i, "bash", ERR, True, command=f"python repro{rnd.randrange(3)}.py")
+        elif r < 0.8:
+            s = Step(index=i, source_id=str(i), kind="message",
+                     text="Looking at the failure, the import path is wrong. " * 3)
+        elif r < 0.81:
+            s = Step(index=i, source_id=str(i), kind="compaction", output="summary")
+        elif r < 0.9:
+            s = _tool(i, "bash", "a b c", command=f"ls -la /testbed/pkg/mod{rnd.randrange(50)}")
+        else:
+            s = _tool(i, "bash", "", command="sleep 2")
+        steps.append(s)
+        i += 1
+    return Trajectory(id=f"bench-{n}", source=SourceInfo(format="bench", path="bench"),
+                      steps=steps)
+
+
+def main(argv: list[str]) -> int:
+    top = int(argv[argv.index("--max") + 1]) if "--max" in argv else 1_000_000
+    sizes = [s for s in (1_000, 10_000, 100_000, 1_000_000) if s <= top]
+    print(f"{'steps':>9} {'seconds':>9} {'us/step':>9} {'findings':>9} {'wasted':>8}")
+    per_step: dict[int, float] = {}
+    for n in sizes:
+        traj = synthetic(n)
+        gc.collect()
+        reps = max(1, 20_000 // n)
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            found = detect_all(traj)
+        dt = (time.perf_counter() - t0) / reps
+        per_step[n] = dt / n * 1e6
+        wasted = sum(f.wasted_steps for f in found)
+        print(f"{n:>9} {dt:>9.3f} {per_step[n]:>9.2f} {len(found):>9} {wasted:>8}")
+        del traj, found
+    if len(per_step) > 1:
+        big = max(per_step)
+        print(f"\nper-step cost ratio {big}/1000: {per_step[big] / per_step[1000]:.2f} "
+              "(target <= 1.5)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,521 @@
+"""What each step does, in format-independent terms, and the state it could see.
+
+``analyze`` runs once per trajectory and gives every step an ``Info``: a class (read, write,
+edit, test, build, lint, run, search, list, inspect, install, vcs, poll, web, other), the files
+it touches, a read range, a canonical form for near-repeat comparison, a masked output
+fingerprint and *state tokens*. A state token names everything that could change the step's
+outcome; two occurrences of one action with equal tokens had nothing in between that could
+change the result, so the later one is a wasted step.
+
+State is tracked with counters, not snapshots, so the pass is linear:
+``epoch`` advances on any successful mutation (file write/edit, install, git checkout, env
+change, build); ``path_version[p]`` advances on writes to ``p``; ``unknown`` advances on
+mutations whose targets are unknown (installs, ``git checkout``, ``rm -rf``, scripts that
+``mv``); ``memory`` advances on context compaction (after it the agent may re-read legitimately).
+A failed step changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..hashing import content_hash
+from ..model import Step, Trajectory
+from . import shell
+
+END = 10**9
+"""Open end of a read range (``view_range [a, -1]``, a whole-file read)."""
+
+_TOOL_CLASS = {
+    "read": "read", "view": "read", "write": "write", "create": "write", "edit": "edit",
+    "grep": "search", "glob": "search", "search": "search", "find": "search", "ls": "list",
+    "web": "web", "fetch": "web", "task": "task", "think": "think", "finish": "finish",
+    "todo": "think", "plan": "think",
+}
+_EDITOR_COMMANDS = {"view": "read", "create": "write", "str_replace": "edit", "insert": "edit",
+                    "undo_edit": "edit", "write": "write", "edit": "edit"}
+_PATH_KEYS = ("path", "file_path", "filepath", "absolute_path", "targetfile", "file",
+              "filename", "notebook_path", "directorypath", "dir_path", "directory",
+              "searchpath", "searchdirectory")
+_PATTERN_KEYS = ("pattern", "query", "regex", "search", "glob", "include", "includes")
+
+_READ_PROGS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat", "view", "xxd",
+                         "od", "hexdump"})
+_SEARCH_PROGS = frozenset({"grep", "find", "locate", "which", "whereis", "fd", "type"})
+_LIST_PROGS = frozenset({"ls", "tree", "du", "pwd", "dir"})
+_INSPECT_PROGS = frozenset({"env", "printenv", "whoami", "uname", "id", "df", "free", "date",
+                            "wc", "stat", "file", "md5sum", "sha256sum"})
+_POLL_PROGS = frozenset({"sleep", "wait", "ps", "jobs", "top", "htop", "kill", "pkill",
+                         "pgrep", "watch", "nvidia-smi", "fg", "bg", "netstat", "ss", "lsof"})
+_WRITE_PROGS = frozenset({"touch", "mkdir", "cp", "mv", "rm", "ln", "chmod", "chown", "tee",
+                          "truncate", "patch", "rmdir", "unzip", "tar"})
+_TEST_WORDS = re.compile(
+    r"(^|[\s/])(pytest|py\.test|tox|nox|nosetests|unittest|runtests(\.py)?|jest|vitest|mocha|"
+    r"ctest|phpunit|rspec)(\s|$|\.)|\b(go|cargo|npm|yarn|pnpm|mvn|gradle|make|dotnet|mix)\s+"
+    r"(run\s+)?test|\btest_\w+\.py\b|\btests?/"
+)
+_BUILD_WORDS = re.compile(
+    r"^(make|cmake|ninja|gcc|g\+\+|clang|cc|tsc|javac|mvn|gradle|bazel|webpack|vite)\b|"
+    r"\b(cargo|go|dotnet)\s+build\b|\b(npm|yarn|pnpm)\s+run\s+build\b|setup\.py\s+build"
+)
+_LINT_PROGS = frozenset({"ruff", "flake8", "pylint", "mypy", "eslint", "black", "isort",
+                         "pyright", "prettier", "shellcheck", "clippy", "golangci-lint"})
+_INSTALL = re.compile(
+    r"\b(pip|pip3|uv|poetry|conda|mamba|apt|apt-get|yum|dnf|apk|brew|npm|yarn|pnpm|gem|go|"
+    r"cargo)\b\s+(install|add|uninstall|remove|get|sync|ci|update|upgrade)\b|"
+    r"setup\.py\s+(install|develop)"
+)
+_GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am", "pull",
+                         "merge", "rebase", "switch", "revert", "cherry-pick", "clean", "rm",
+                         "mv", "commit", "init", "clone", "fetch"})
+_MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
+_WS = re.compile(r"\s+")
+_CLIPPED = re.compile(
+    r"response clipped|too large|too long|Showing first|file is large|elided|output_head"
+)
+# A call cancelled because a parallel sibling failed, or by the user: not the agent's retry.
+_CANCELLED = re.compile(r"Sibling tool call errored|interrupted by user|[Cc]ancelled by")
+# Observations that report a failed action even when the log has no error flag.
+_FAILED_OUTPUT = re.compile(
+    r"^\s*(ERROR:|\[Your proposed edit has introduced new syntax error|\[No exact match found|"
+    r"No replacement was performed|Your edit was not applied|Traceback \(most recent call last\))"
+)
+# OpenHands IPython agent skills: `open_file('p', 20)`, `edit_file_by_replace('p', ...)`.
+_SKILL = re.compile(r"^\s*(\w+)\(\s*(?:file_name=|path=)?['\"]([^'\"]+)['\"](?:\s*,\s*(\d+))?")
+_SKILL_CLASS = {"open_file": "read", "goto_line": "read", "scroll_down": "read",
+                "scroll_up": "read", "edit_file_by_replace": "edit", "insert_content_at_line":
+                "edit", "append_file": "edit", "create_file": "write", "search_file": "search",
+                "search_dir": "search", "find_file": "search"}
+
+
+@dataclass(slots=True)
+class Info:
+    """Format-independent view of one step (see the module docstring)."""
+
+    cls: str
+    """Step class: read, write, edit, test, build, lint, run, search, list, inspect, install,
+    vcs, poll, web, task, think, finish, other; ``none`` for non-tool steps."""
+    program: str = ""
+    """Main program or tool (``pytest``, ``grep``, ``read``)."""
+    canon: str = ""
+    """Canonical action for near-repeat comparison."""
+    paths: tuple[str, ...] = ()
+    """Normalized paths the step reads or targets."""
+    rng: tuple[int, int] | None = None
+    """Line range of a read (1-based, inclusive); ``(1, END)`` for a whole file."""
+    writes: tuple[str, ...] = ()
+    """Paths the step writes (when it succeeds)."""
+    unknown_mutation: bool = False
+    """True when the step may change state whose target is unknown (install, git checkout)."""
+    env_change: bool = False
+    """True when the step only changes the shell state (cd, export, source)."""
+    failed: bool = False
+    """The step ended in an error."""
+    out_fp: str | None = None
+    """Masked fingerprint of the output (None when the output is empty)."""
+    clipped: bool = False
+    """The observation says it was clipped/truncated (a partial read)."""
+    edit_old: str | None = None
+    """Replaced text of a string-replacement edit."""
+    edit_new: str | None = None
+    """Replacement text of a string-replacement edit."""
+    content: str | None = None
+    """Hash of the full new content of a file write."""
+    undo: bool = False
+    """An explicit undo of the last edit (``undo_edit``)."""
+    git_restore: tuple[str, ...] = ()
+    """Paths restored by ``git checkout -- p`` / ``git restore p`` ("*" for the whole tree)."""
+    label: str = ""
+    """Short human text of the action (command line or ``tool path``)."""
+    shell: bool = False
+    """The action is a shell command."""
+    epoch: int = 0
+    """Global mutation counter before the step."""
+    state: tuple[Any, ...] = ()
+    """State token before the step (see module docstring)."""
+    state_after: tuple[Any, ...] = ()
+    """State token after the step."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Family-specific scratch values."""
+
+
+def _lower_args(args: dict[str, Any]) -> dict[str, Any]:
+    return {str(k).lower(): v for k, v in args.items()}
+
+
+def _first_str(args: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for k in keys:
+        v = args.get(k)
+        if isinstance(v, str) and v.strip():
+            return v
+    return None
+
+
+def _int(v: Any) -> int | None:
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def read_range(args: dict[str, Any]) -> tuple[int, int]:
+    """Line range of a read tool call from its arguments (whole file when none is given).
+
+    Understands ``view_range [a, b]``, ``offset``/``limit``, ``start_line``/``end_line``,
+    ``start``/``end`` (OpenHands, -1 meaning the end) and ``StartLine``/``EndLine``.
+    """
+    a = _lower_args(args)
+    vr = a.get("view_range")
+    if isinstance(vr, list | tuple) and len(vr) == 2:
+        lo, hi = _int(vr[0]) or 1, _int(vr[1])
+        return (max(lo, 1), END if hi is None or hi < 0 else hi)
+    if a.get("offset") is not None or a.get("limit") is not None:
+        lo = _int(a.get("offset")) or 1
+        lim = _int(a.get("limit"))
+        return (max(lo, 1), END if not lim else max(lo, 1) + lim - 1)
+    for lo_k, hi_k in (("start_line", "end_line"), ("startline", "endline"), ("start", "end")):
+        if a.get(lo_k) is not None or a.get(hi_k) is not None:
+            lo, hi = _int(a.get(lo_k)) or 1, _int(a.get(hi_k))
+            return (max(lo, 1), END if hi is None or hi < 0 else hi)
+    return (1, END)
+
+
+def _shell_range(prog: str, argv: list[str]) -> tuple[int, int]:
+    if prog == "sed":
+        for a in argv[1:]:
+            m = re.fullmatch(r"(\d+)(?:,(\d+|\$))?p", a)
+            if m:
+                hi = m.group(2)
+                return (int(m.group(1)), END if hi in (None, "$") else int(hi))
+    if prog in ("head", "tail"):
+        n = 10
+        for i, a in enumerate(argv[1:], 1):
+            if a in ("-n", "--lines") and i + 1 < len(argv):
+                n = _int(argv[i + 1].lstrip("+")) or n
+            elif re.fullmatch(r"-n?\d+", a):
+                n = int(a.lstrip("-n"))
+        return (1, n) if prog == "head" else (END - n, END)
+    return (1, END)
+
+
+def _mask(text: str) -> str:
+    return _MASK.sub("#", _WS.sub(" ", text)).strip()
+
+
+def _fingerprint(text: str, masked: bool = True) -> str | None:
+    # Test and script output differ run to run in timings and addresses, hence the mask; a
+    # file or listing that differs in one number has really changed.
+    if not text.strip():
+        return None
+    return content_hash(_mask(text) if masked else _WS.sub(" ", text).strip(), 8)
+
+
+def _classify_shell(command: str, info: Info) -> None:
+    parsed = shell.parse(command)
+    info.shell = True
+    info.canon = shell.canonical(command)
+    info.label = " ".join(command.split())[:200]
+    info.env_change = parsed.env_only
+    segs = [s for s in parsed.segments if s.argv]
+    if not segs:
+        info.cls = "poll" if not command.strip() else "other"
+        return
+    main = segs[0]
+    for s in segs:
+        # Prefer the first segment that does real work over set-up (`source venv/bin/activate`)
+        # and over writing an input file (`echo ... > t.py && python t.py`).
+        if s.argv[0] not in ("export", "source", ".", "set", "conda", "ulimit") and not (
+            s.redirects and s.argv[0] in ("echo", "printf", "cat") and s is not segs[-1]
+        ):
+            main = s
+            break
+    argv = main.argv
+    prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/") else argv[0]
+    info.program = shell._canon_argv(argv, parsed.cwd)[0] if argv else prog
+    cwd = parsed.cwd
+    writes: list[str] = []
+    for s in segs:
+        writes.extend(r for r in s.redirects if r)
+        head = s.argv[0]
+        tail = s.argv[1:]
+        if head in _WRITE_PROGS:
+            targets = [shell.norm_path(a, cwd) for a in tail if not a.startswith("-")]
+            if head in ("cp", "mv", "ln") and targets:
+                targets = targets[-1:] if head == "cp" else targets
+            writes.extend(targets)
+            if head in ("rm", "mv", "tar", "unzip") and any("*" in t for t in targets):
+                info.unknown_mutation = True
+        elif head == "sed" and any(a.startswith("-i") for a in tail):
+            writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
+        elif head in ("perl", "ruby") and any(a.startswith("-i") or a == "-pi" for a in tail):
+            writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
+        elif head == "git" and tail and tail[0] in _GIT_MUTATE:
+            info.unknown_mutation = True
+            if tail[0] in ("checkout", "restore"):
+                files = [a for a in tail[1:] if a != "--" and not a.startswith("-")]
+                if "--" in tail or tail[0] == "restore":
+                    info.git_restore = tuple(shell.norm_path(f, cwd) or "*" for f in files)
+                elif files == ["."]:
+                    info.git_restore = ("*",)
+            elif tail[0] == "reset" and "--hard" in tail:
+                info.git_restore = ("*",)
+    low = command.lower()
+    if _INSTALL.search(low):
+        info.cls = "install"
+        info.unknown_mutation = True
+    elif parsed.env_only:
+        info.cls = "env"
+    elif prog in _POLL_PROGS or (prog == "tail" and ("-f" in argv or "-F" in argv)):
+        info.cls = "poll"
+    elif prog == "git":
+        info.cls = "vcs" if info.unknown_mutation else "inspect"
+    elif _TEST_WORDS.search(" ".join(argv)) and prog not in _READ_PROGS | _SEARCH_PROGS:
+        info.cls = "test"
+    elif _BUILD_WORDS.search(" ".join(argv)):
+        info.cls = "build"
+        info.unknown_mutation = True
+    elif prog in _LINT_PROGS or (len(argv) > 2 and argv[1] == "-m" and argv[2] in _LINT_PROGS):
+        info.cls = "lint"
+    elif prog in _READ_PROGS or (prog == "sed" and "-n" in argv and not writes):
+        paths = [shell.norm_path(a, cwd) for a in argv[1:]
+                 if shell.is_pathlike(a) and not re.fullmatch(r"\d+(,(\d+|\$))?p", a)]
+        if writes and prog in ("cat", "tee"):
+            info.cls = "write"
+            info.content = content_hash(parsed.heredoc, 8) if parsed.heredoc else None
+        elif paths:
+            info.cls = "read"
+            info.paths = tuple(paths)
+            info.rng = _shell_range(prog, argv)
+        else:
+            info.cls = "other"
+    elif prog in _SEARCH_PROGS:
+        info.cls = "search"
+    elif prog in _LIST_PROGS:
+        info.cls = "list"
+        info.paths = tuple(shell.norm_path(a, cwd) or "." for a in argv[1:]
+                           if not a.startswith("-")) or (cwd or ".",)
+    elif prog in _INSPECT_PROGS:
+        info.cls = "inspect"
+    elif prog in ("curl", "wget", "http", "nc"):
+        info.cls = "web"
+    elif prog in _WRITE_PROGS or writes:
+        info.cls = "write"
+        if parsed.heredoc:
+            info.content = content_hash(parsed.heredoc, 8)
+    else:
+        info.cls = "run"
+    info.writes = tuple(dict.fromkeys(w for w in writes if w))
+
+
+def _classify_tool(step: Step, info: Info) -> None:
+    args = step.args or {}
+    low = _lower_args(args)
+    tool = (step.tool or "other").lower()
+    sub = low.get("command") if isinstance(low.get("command"), str) else None
+    cls = _TOOL_CLASS.get(tool, "other")
+    if sub in _EDITOR_COMMANDS and tool != "bash":
+        cls = _EDITOR_COMMANDS[sub]
+    raw_path = _first_str(low, _PATH_KEYS)
+    path = shell.norm_path(raw_path) if raw_path else ""
+    info.program = tool if sub not in _EDITOR_COMMANDS else f"{tool}:{sub}"
+    if raw_path:
+        info.label = f"{tool} {raw_path}"[:200]
+    else:
+        brief = " ".join(str(v) for k, v in low.items() if k not in ("thought", "description"))
+        info.label = f"{tool} {' '.join(brief.split())}"[:120]
+    if cls == "read":
+        info.paths = (path,) if raw_path else ()
+        info.rng = read_range(args)
+        out = step.output[:300]
+        if "files and directories" in out or "directory" in out.lower()[:120] and "/" in out:
+            cls = "list"
+        if info.rng != (1, END):
+            info.label += f" [{info.rng[0]}:{'' if info.rng[1] == END else info.rng[1]}]"
+    elif cls in ("write", "edit"):
+        info.paths = (path,) if raw_path else ()
+        info.writes = info.paths
+        old = low.get("old_str", low.get("old_string", low.get("targetcontent")))
+        new = low.get("new_str", low.get("new_string", low.get("replacementcontent")))
+        if isinstance(old, str) and isinstance(new, str):
+            info.edit_old, info.edit_new = old.strip(), new.strip()
+        body = low.get("file_text", low.get("content", low.get("codecontent")))
+        if isinstance(body, str):
+            info.content = content_hash(body.strip(), 8)
+        if sub == "undo_edit":
+            info.undo = True
+        if tool == "edit" and isinstance(low.get("input"), str):
+            # Codex apply_patch: the patch text names the files it touches.
+            files = re.findall(r"\*\*\* (?:Update|Add|Delete) File: (\S+)", low["input"])
+            info.paths = info.writes = tuple(shell.norm_path(f) for f in files)
+    elif cls == "search":
+        info.paths = (path,) if raw_path else ()
+    elif cls == "list":
+        info.paths = (path or ".",)
+    info.cls = cls
+    canon_args = {k: v for k, v in sorted(low.items())
+                  if k not in ("thought", "description", "timeout", "is_input")}
+    for k in _PATH_KEYS:
+        if isinstance(canon_args.get(k), str):
+            canon_args[k] = shell.norm_path(canon_args[k]) or "."
+    if cls == "read":
+        canon_args = {"path": path, "range": list(info.rng or (1, END))}
+    info.canon = f"{cls}:{tool}:{_WS.sub(' ', repr(canon_args))}"
+
+
+def classify(step: Step) -> Info:
+    """Classify one step (without state tokens)."""
+    if step.kind != "tool":
+        return Info(cls="none", failed=step.is_error, out_fp=None)
+    info = Info(cls="other", failed=bool(step.is_error or (step.exit_code or 0) != 0))
+    args = step.args or {}
+    command = args.get("command") if isinstance(args, dict) else None
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    if not isinstance(command, str):
+        command = args.get("cmd") or args.get("commandline") or args.get("CommandLine")
+    tool = (step.tool or "").lower()
+    code = args.get("code") if isinstance(args, dict) else None
+    if isinstance(code, str) and not isinstance(command, str):
+        _classify_code(code, step, info)
+        return info
+    is_editor_cmd = isinstance(command, str) and command in _EDITOR_COMMANDS and tool != "bash"
+    if isinstance(command, str) and not is_editor_cmd and tool in ("bash", "shell", "run",
+                                                                   "exec", "other", ""):
+        if args.get("is_input") in (True, "true", "True"):
+            info.cls = "poll"
+            info.label = f"<input {command[:40]}>"
+            return info
+        _classify_shell(command, info)
+    elif not args and tool not in ("think", "finish"):
+        # Arguments missing (trimmed or redacted log): nothing to compare the action on.
+        info.cls = "none"
+        return info
+    else:
+        _classify_tool(step, info)
+    info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
+    if _CANCELLED.search(step.output[:300]):
+        info.cls = "none"
+    if _FAILED_OUTPUT.match(step.output[:200]):
+        info.failed = True
+    # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
+    info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
+    return info
+
+
+def _classify_code(code: str, step: Step, info: Info) -> None:
+    """OpenHands IPython cells: agent-skill calls map to read/edit/search, the rest is run."""
+    m = _SKILL.match(code)
+    info.label = " ".join(code.split())[:200]
+    info.canon = "python-cell " + " ".join(code.split())
+    info.program = m.group(1) if m else "ipython"
+    info.out_fp = _fingerprint(step.output)
+    if _FAILED_OUTPUT.match(step.output[:200]):
+        info.failed = True
+    if not m or m.group(1) not in _SKILL_CLASS:
+        info.cls = "run"
+        return
+    info.cls = _SKILL_CLASS[m.group(1)]
+    path = shell.norm_path(m.group(2))
+    info.paths = (path,)
+    if info.cls == "read":
+        line = _int(m.group(3))
+        # open_file shows a 100-line window around the line it is given.
+        info.rng = (max(1, line - 50), line + 50) if line else (1, 100)
+        info.canon = f"read:{path}:{info.rng}"
+    elif info.cls in ("edit", "write"):
+        info.writes = (path,)
+
+
+@dataclass(slots=True)
+class _State:
+    epoch: int = 0
+    unknown: int = 0
+    memory: int = 0
+    path_version: dict[str, int] = field(default_factory=dict)
+
+
+def _token(info: Info, st: _State) -> tuple[Any, ...]:
+    if info.cls in ("read", "write", "edit") and info.paths:
+        return (tuple(st.path_version.get(p, 0) for p in info.paths), st.unknown, st.memory)
+    return (st.epoch, st.memory)
+
+
+def analyze(traj: Trajectory) -> list[Info]:
+    """Classify every step and attach state tokens before and after it (one linear pass)."""
+    st = _State()
+    infos: list[Info] = []
+    for step in traj.steps:
+        info = classify(step)
+        if step.kind == "compaction":
+            st.memory += 1
+        info.state = _token(info, st)
+        info.epoch = st.epoch
+        # A failed tool edit changed nothing; a failed shell command may still have written its
+        # redirections and here-documents (`cat > t.py <<EOF ... && python t.py` failing).
+        shell_writes = info.failed and info.shell and bool(info.writes)
+        if (not info.failed or shell_writes) and step.kind == "tool":
+            mutated = False
+            for p in info.writes:
+                st.path_version[p] = st.path_version.get(p, 0) + 1
+                mutated = True
+            if info.unknown_mutation or info.git_restore:
+                st.unknown += 1
+                mutated = True
+            if info.env_change or info.cls in ("install", "vcs", "build"):
+                mutated = True
+            if mutated:
+                st.epoch += 1
+        info.state_after = _token(info, st)
+        infos.append(info)
+    return infos
+
+
+_current: tuple[Trajectory, list[Info]] | None = None
+
+
+def infos_for(traj: Trajectory) -> list[Info]:
+    """The analysis of ``traj``, shared by all families during one ``detect_all`` call."""
+    if _current is not None and _current[0] is traj:
+        return _current[1]
+    return analyze(traj)
+
+
+def set_current(traj: Trajectory | None, infos: list[Info] | None = None) -> None:
+    """Pin (or clear) the analysis reused by ``infos_for`` (``detect_all`` does this)."""
+    global _current
+    _current = (traj, infos) if traj is not None and infos is not None else None
+
+
+def is_action(info: Info) -> bool:
+    """True for steps that act on the world and can be repeated wastefully."""
+    return info.cls not in ("none", "poll", "think", "finish", "task", "env")
+
+
+def path_ext(path: str) -> str:
+    """File extension of ``path`` for masked signatures (``.py``), or ``<dir>``."""
+    base = path.rsplit("/", 1)[-1]
+    return "." + base.rsplit(".", 1)[-1] if "." in base[1:] else "<dir>"
+
+
+def shape(info: Info) -> str:
+    """Session-independent shape of an action: paths, numbers and literals masked."""
+    parts = info.canon.split()
+    out = []
+    for tok in parts[:8]:
+        if shell.is_pathlike(tok):
+            out.append("<" + path_ext(tok) + ">")
+        elif tok.startswith("-"):
+            out.append(_MASK.sub("#", tok))
+        elif re.fullmatch(r"[\w.:-]+", tok) and len(out) < 2:
+            out.append(_MASK.sub("#", tok))
+        else:
+            out.append("<arg>")
+    if info.cls in ("read", "write", "edit", "search", "list") and not info.canon[:1].isalpha():
+        return info.cls
+    if ":" in info.canon.split(" ", 1)[0]:
+        # Structured tool call: class, tool and the file type only.
+        ext = path_ext(info.paths[0]) if info.paths else ""
+        return f"{info.cls}:{info.program}:{ext}"
+    return " ".join(out)

@@ -1,0 +1,34 @@
+"""Near-repeats: semantically equal actions (same canonical form, different spelling)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..config import DetectSettings
+from ..model import Finding, Trajectory
+from .actions import infos_for, is_action, shape
+from .base import register
+from .build import make_finding
+from .repeats import chains
+
+
+@register("near_repeat")
+def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """Actions whose canonical form (quotes, ./, roots, flag order, cd prefixes) repeats.
+
+    Exact repeats are reported by ``exact_repeat`` first; the merge step keeps each wasted
+    step in one finding, so this family ends up with the differently spelled repeats.
+    """
+    infos = infos_for(traj)
+    for chain in chains(infos, is_action, lambda i, info: (info.cls, info.canon)):
+        first = infos[chain[0]]
+        spellings = {traj.steps[i].action_key for i in chain}
+        if len(spellings) < 2:
+            continue
+        yield make_finding(
+            "near_repeat", traj, infos, chain, chain[1:], settings,
+            shape={"cls": first.cls, "action": shape(first)},
+            summary=f"{first.cls} `{first.label[:80]}` repeated {len(chain) - 1}x in other "
+            "spellings with nothing changed between",
+            confidence=0.85,
+        )

@@ -1,0 +1,58 @@
+"""Chains of one action repeated with an unchanged state token (shared by three families)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+from .actions import Info
+
+# Classes whose output tells whether the world changed; for mutating classes a repeat that
+# fails (the edit already applied) is still the same wasted action.
+OUTPUT_CHECKED = frozenset(
+    {"read", "search", "list", "inspect", "run", "test", "lint", "web", "other"}
+)
+
+
+def chains(
+    infos: list[Info],
+    accept: Callable[[Info], bool],
+    key: Callable[[int, Info], Hashable],
+) -> list[list[int]]:
+    """Group steps whose key repeats with nothing in between that could change the outcome.
+
+    A step joins the open chain of its key when its state token equals the token right after
+    the chain's last step and, for observing actions, its masked output is the same (a
+    different output means something outside the log changed, as when polling).
+
+    Args:
+        infos: The trajectory's analysis.
+        accept: Which steps take part.
+        key: Comparison key of a step.
+
+    Returns:
+        Chains of two or more step indices, in order of their first step.
+    """
+    open_chains: dict[Hashable, list[int]] = {}
+    after: dict[Hashable, tuple[object, ...]] = {}
+    done: list[list[int]] = []
+    for i, info in enumerate(infos):
+        if not accept(info):
+            continue
+        k = key(i, info)
+        chain = open_chains.get(k)
+        if chain is not None and after[k] == info.state and _same_output(infos[chain[-1]], info):
+            chain.append(i)
+        else:
+            if chain is not None and len(chain) > 1:
+                done.append(chain)
+            open_chains[k] = [i]
+        after[k] = info.state_after
+    done.extend(c for c in open_chains.values() if len(c) > 1)
+    done.sort(key=lambda c: c[0])
+    return done
+
+
+def _same_output(a: Info, b: Info) -> bool:
+    if b.cls not in OUTPUT_CHECKED or a.out_fp is None or b.out_fp is None:
+        return True
+    return a.out_fp == b.out_fp

@@ -1,0 +1,82 @@
+"""Retry with variation: different actions that keep hitting the same error signature."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..config import DetectSettings
+from ..model import Finding, Trajectory
+from .actions import infos_for, is_action
+from .base import register
+from .build import make_finding
+
+MAX_GAP = 30
+"""Steps between two attempts beyond which a streak ends (the agent moved on)."""
+
+_GROUP = {"edit": "edit", "write": "edit", "read": "look", "search": "look", "list": "look"}
+_MASK = re.compile(r"\d+|'[^']*'|\"[^\"]*\"|`[^`]*`")
+
+
+def error_of(signature: str | None, output: str) -> str | None:
+    """The step's error signature, or its first output line masked when the log has none."""
+    if signature and len(signature) > 12:
+        return signature
+    for line in output.splitlines():
+        line = line.strip()
+        if line and len(line) > 8:
+            return _MASK.sub("<x>", line)[:160]
+    return signature
+
+
+@register("retry_variation")
+def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """Streaks of failing actions with one error signature and no state change in between.
+
+    The agent tweaks flags, paths or quoting and the error stays. A real change (an edit,
+    an install, an env change) ends every streak: a retry after it is not a loop.
+    """
+    infos = infos_for(traj)
+    steps = traj.steps
+    streaks: dict[str, list[int]] = {}
+    epoch = 0
+    found: list[list[int]] = []
+
+    def flush(streak: list[int]) -> None:
+        if len(streak) >= settings.retry_variation_min:
+            if len({infos[j].canon for j in streak}) >= 2:
+                found.append(streak)
+
+    for i, info in enumerate(infos):
+        if info.epoch != epoch:
+            for streak in streaks.values():
+                flush(streak)
+            streaks = {}
+            epoch = info.epoch
+        if not is_action(info) or not info.failed:
+            continue
+        sig = error_of(steps[i].error_signature, steps[i].output)
+        if not sig:
+            continue
+        # Edits and commands failing with one generic line ("ERROR:") are different traps.
+        key = f"{_GROUP.get(info.cls, 'run')}|{sig}"
+        current = streaks.get(key)
+        if current is not None and i - current[-1] <= MAX_GAP:
+            current.append(i)
+        else:
+            if current is not None:
+                flush(current)
+            streaks[key] = [i]
+    for streak in streaks.values():
+        flush(streak)
+    found.sort(key=lambda s: s[0])
+    for streak in found:
+        sig = error_of(steps[streak[0]].error_signature, steps[streak[0]].output) or ""
+        progs = sorted({infos[j].program for j in streak})
+        yield make_finding(
+            "retry_variation", traj, infos, streak, streak[1:], settings,
+            shape={"error": sig, "programs": progs[:3]},
+            summary=f"{len(streak)} variants of `{infos[streak[0]].label[:60]}` all failed "
+            f"with {sig[:80]}",
+            confidence=0.8, error_signature=sig,
+        )
