@@ -1,0 +1,179 @@
+"""The one interface judge and draft talk to, and a name registry of backends.
+
+A backend answers ``LLMRequest`` objects with ``LLMReply`` objects. The stages build requests
+first and parse replies later, so the same code path serves one online call, a bounded pool of
+calls, and one Gemini Batch Mode job. The ``heuristic`` backend answers no requests at all: the
+stages see ``uses_model == False`` and build their results from the log and the findings.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import BackendError, MissingApiKey
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..ledger import Ledger
+
+Progress = Callable[[str, int, int], None]
+"""Progress callback: ``(what, done, total)``."""
+
+
+@dataclass(frozen=True)
+class LLMRequest:
+    """One structured-output request, identified by its cache key."""
+
+    key: str
+    """Cache key: ``value_hash`` of model + system + prompt + schema."""
+    purpose: str
+    """``judge`` or ``draft`` (recorded in the ledger)."""
+    session_id: str
+    """The session the request is about."""
+    system: str
+    """System instruction."""
+    prompt: str
+    """User text (already redacted)."""
+    schema: dict[str, Any]
+    """JSON schema of the expected reply."""
+    max_output_tokens: int = 4096
+    """Output cap; a reply that hits it is a failed attempt."""
+    attempt: int = 1
+    """1 for the first try, 2 for the repair try."""
+
+
+@dataclass
+class LLMReply:
+    """What came back for one request (or why nothing usable did)."""
+
+    text: str | None
+    """Reply text; None when there was none."""
+    error: str | None = None
+    """Why the reply is unusable (``empty``, ``max_tokens``, ``blocked: ...``, transport)."""
+    tokens_in: int = 0
+    """Prompt tokens billed."""
+    tokens_out: int = 0
+    """Output tokens billed."""
+    cached: bool = False
+    """True when the ledger answered and no call was made."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Backend-specific details (finish reason, latency)."""
+
+    @property
+    def ok(self) -> bool:
+        """True when there is text to parse."""
+        return self.error is None and self.text is not None
+
+
+class Backend(ABC):
+    """A judge/draft backend."""
+
+    name: str = ""
+    """Registry name."""
+    model: str | None = None
+    """Model used, when the backend calls one."""
+    uses_model: bool = True
+    """False for backends that build results without any request (heuristic)."""
+
+    @property
+    def decided_by(self) -> str:
+        """Label stored in verdicts and provenance (``heuristic``, ``gemini:<model>``)."""
+        return f"{self.name}:{self.model}" if self.model else self.name
+
+    @abstractmethod
+    def cache_key(self, system: str, prompt: str, schema: dict[str, Any]) -> str:
+        """Cache key of a request with this backend's model."""
+
+    @abstractmethod
+    def generate(self, request: LLMRequest) -> LLMReply:
+        """Answer one request (from the cache when possible). Never raises for API errors."""
+
+    def generate_many(
+        self,
+        requests: Sequence[LLMRequest],
+        *,
+        concurrency: int = 4,
+        batch: bool = False,
+        progress: Progress | None = None,
+    ) -> list[LLMReply]:
+        """Answer several requests, in order: a bounded pool of online calls by default."""
+        if not requests:
+            return []
+        done = 0
+        out: list[LLMReply | None] = [None] * len(requests)
+        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+            futures = {pool.submit(self.generate, r): i for i, r in enumerate(requests)}
+            for future, index in futures.items():
+                out[index] = future.result()
+                done += 1
+                if progress is not None:
+                    progress("llm", done, len(requests))
+        return [r for r in out if r is not None]
+
+
+BackendFactory = Callable[["Settings", "Ledger | None", Any], Backend]
+
+BACKENDS: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
+    """Register a backend factory under ``name`` (``@register_backend("gemini")``)."""
+
+    def deco(factory: BackendFactory) -> BackendFactory:
+        BACKENDS[name] = factory
+        return factory
+
+    return deco
+
+
+def pip_dependency_error(feature: str, package: str) -> BackendError:
+    """The error raised when an optional SDK is missing."""
+    return BackendError(f"{feature} needs the {package!r} package - run: pip install {package}")
+
+
+@register_backend("heuristic")
+def _heuristic(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
+    from .heuristic import HeuristicBackend
+
+    return HeuristicBackend(settings)
+
+
+@register_backend("gemini")
+def _gemini(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
+    # Import lazily: the offline backend must work without the SDK installed.
+    try:
+        import google.genai  # noqa: F401
+    except ImportError as exc:
+        raise pip_dependency_error("The gemini backend", "google-genai") from exc
+    from .gemini import GeminiBackend, has_credentials
+
+    if client is None and not has_credentials():
+        raise MissingApiKey(
+            "No Gemini API key found - set GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI "
+            "settings), or use --backend heuristic to run offline"
+        )
+    return GeminiBackend(settings, ledger, client=client)
+
+
+def get_backend(settings: Settings, ledger: Ledger | None = None, *, client: Any = None) -> Backend:
+    """The backend named by ``settings.resolved_backend()``.
+
+    Args:
+        settings: Run settings (backend, model, timeouts, prices).
+        ledger: Where calls are recorded and cached; None keeps an in-memory cache only.
+        client: A ready ``google.genai.Client`` (tests point it at the fake server).
+
+    Raises:
+        MissingApiKey: gemini was asked for and no key is set.
+        BackendError: unknown backend name, or the SDK is not installed.
+    """
+    name = settings.resolved_backend()
+    factory = BACKENDS.get(name)
+    if factory is None:
+        known = ", ".join(sorted(BACKENDS))
+        raise BackendError(f"unknown backend {name!r} - use one of: {known}")
+    return factory(settings, ledger, client)

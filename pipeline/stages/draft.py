@@ -1,0 +1,370 @@
+"""Draft candidate ORF playbooks from a session's findings.
+
+On the gemini backend the model sees the compact view (``view.py``) and answers with JSON that
+is validated against a schema derived from ``pipeline.model.Draft``. A reply that is empty,
+truncated, blocked, or fails validation is a failed attempt: it is retried once with a repair
+hint, then the session is recorded as undrafted with the reason, never guessed. On the
+heuristic backend drafts are built from the findings alone and marked so in provenance.
+
+Requests are built first and parsed later (``draft_request`` / ``parse_draft_reply``), so
+Batch Mode can collect every request of a run before anything is sent.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+import orjson
+from pydantic import ValidationError
+
+from ..config import Settings
+from ..llm.backend import Backend, LLMReply, LLMRequest
+from ..llm.redact import redact
+from ..model import Draft, Finding, Trajectory, Verdict
+from ..prompts import load_prompt
+from .judge import REPAIR_HINT, verdict_from_log
+from .view import StoreContext, build_view
+
+__all__ = [
+    "DraftResult", "StoreContext", "draft", "draft_request", "heuristic_drafts",
+    "parse_draft_reply", "select_findings",
+]
+
+INSIGHTS: dict[str, str] = {
+    "exact_repeat": "Running the same action again after it failed returns the same failure; "
+    "change the input, the environment or the diagnosis before the next attempt.",
+    "rerun_unchanged": "Re-running an unchanged command cannot produce a different result; "
+    "find out what must change before running it again.",
+    "near_repeat": "Small variations of an action that keeps failing the same way waste steps; "
+    "read the error, form a hypothesis about its cause, and test that hypothesis.",
+    "retry_variation": "When different attempts hit the same error, the cause lies beneath the "
+    "attempts; diagnose the error itself before trying another variant.",
+    "cycle": "Actions that cycle without new information mean the plan is stuck; state what "
+    "each step should change before repeating the sequence.",
+    "edit_revert": "An edit followed by its revert means the change was never verified; check "
+    "a hypothesis with a quick test before applying it.",
+    "reread": "Reading the same content again without new intent wastes context; note what is "
+    "needed the first time it is read.",
+    "monologue": "Repeating the same message does not change the state; take an action that "
+    "produces new information.",
+    "chant": "Repeating the same output does not change the state; stop and take an action "
+    "that produces new information.",
+    "context_thrash": "Frequent context compaction means the working set is too large; narrow "
+    "the scope and summarise before continuing.",
+}
+DEFAULT_INSIGHT = ("A step that produced no new information should not be repeated as is; change "
+                   "the input or the hypothesis first.")
+
+_SLUG = re.compile(r"[^a-z0-9]+")
+
+
+@dataclass
+class DraftResult:
+    """Drafts of one session, and why findings ended undrafted."""
+
+    drafts: list[Draft] = field(default_factory=list)
+    """Validated candidate playbooks (at most ``max_drafts_per_session``)."""
+    failures: list[str] = field(default_factory=list)
+    """One line per failed attempt or undrafted finding, with the reason."""
+
+
+def slugify(text: str) -> str:
+    """Lowercase slug (``Build Tools`` -> ``build-tools``)."""
+    return _SLUG.sub("-", text.lower()).strip("-")[:60]
+
+
+def select_findings(findings: list[Finding], limit: int) -> list[Finding]:
+    """The findings worth drafting: most wasted steps first, one per signature."""
+    seen: set[str] = set()
+    out: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: (-f.wasted_steps, f.steps[:1])):
+        if finding.signature in seen:
+            continue
+        seen.add(finding.signature)
+        out.append(finding)
+        if len(out) >= limit:
+            break
+    return out
+
+
+@cache
+def draft_item_schema() -> dict[str, Any]:
+    """JSON schema of one drafted playbook, derived from ``Draft`` without ``provenance``."""
+    source = Draft.model_json_schema()
+    props: dict[str, Any] = {}
+    for name, spec in source["properties"].items():
+        if name == "provenance":
+            continue
+        spec = copy.deepcopy(spec)
+        spec.pop("title", None)
+        spec.pop("default", None)
+        if "anyOf" in spec:
+            # Optional[str] -> plain string left out of ``required``; simpler for the model.
+            spec = next(s for s in spec["anyOf"] if s.get("type") != "null")
+        props[name] = spec
+    props["keywords"]["minItems"] = 3
+    props["keywords"]["maxItems"] = 8
+    props["checklist"]["minItems"] = 1
+    props = {"finding": {"type": "integer", "minimum": 0}, **props}
+    required = ["finding", *[n for n in source.get("required", []) if n in props]]
+    return {"type": "object", "properties": props, "required": required}
+
+
+def draft_schema(max_drafts: int) -> dict[str, Any]:
+    """Schema of the whole reply: ``{"drafts": [...]}``."""
+    return {
+        "type": "object",
+        "properties": {
+            "drafts": {"type": "array", "items": draft_item_schema(), "maxItems": max_drafts},
+        },
+        "required": ["drafts"],
+    }
+
+
+def _settings_of(backend: Backend) -> Settings:
+    settings = getattr(backend, "settings", None)
+    return settings if isinstance(settings, Settings) else Settings()
+
+
+def log_outcome(traj: Trajectory) -> str:
+    """The outcome line of the view: what the log says (the model's verdict is not waited for)."""
+    verdict = verdict_from_log(traj)
+    if verdict is None:
+        return "The log does not say how the run ended."
+    return f"{verdict.outcome}: {verdict.reason}"
+
+
+def draft_request(
+    traj: Trajectory,
+    findings: list[Finding],
+    backend: Backend,
+    store_context: StoreContext,
+    *,
+    repair: str | None = None,
+) -> LLMRequest:
+    """The drafting request for ``findings`` (already selected) of ``traj``."""
+    settings = _settings_of(backend)
+    limit = min(settings.max_drafts_per_session, max(1, len(findings)))
+    system = load_prompt("draft.md").replace("{max_drafts}", str(limit))
+    view = build_view(traj, findings, store_context, budget_tokens=settings.draft_input_tokens,
+                      outcome=log_outcome(traj))
+    prompt = redact(view)
+    if repair is not None:
+        prompt += REPAIR_HINT.format(reason=repair)
+    schema = draft_schema(limit)
+    return LLMRequest(
+        key=backend.cache_key(system, prompt, schema), purpose="draft", session_id=traj.id,
+        system=system, prompt=prompt, schema=schema, max_output_tokens=8192,
+        attempt=2 if repair is not None else 1,
+    )
+
+
+def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, backend: Backend,
+               drafted_by: str) -> dict[str, Any]:
+    """Where a draft came from: session, steps, signature, verdict, backend/model."""
+    return {
+        "sessions": [traj.id],
+        "source_paths": [traj.source.path],
+        "format": traj.source.format,
+        "agent": traj.agent,
+        "signature": finding.signature,
+        "finding_kind": finding.kind,
+        "step_range": [finding.steps[0], finding.steps[-1]] if finding.steps else [],
+        "source_ids": finding.source_ids[:50],
+        "wasted_steps": finding.wasted_steps,
+        "wasted_tokens": finding.wasted_tokens,
+        "verdict": verdict.outcome if verdict else None,
+        "verdict_by": verdict.decided_by if verdict else None,
+        "backend": backend.name,
+        "model": backend.model,
+        "drafted_by": drafted_by,
+    }
+
+
+def _check(draft: Draft) -> str | None:
+    for name in ("title", "description", "objective", "trap", "insight", "validated_path"):
+        if not str(getattr(draft, name)).strip():
+            return f"field {name!r} is empty"
+    if len(draft.description) > 1024:
+        return "description is longer than 1024 characters"
+    if not draft.keywords or not all(k.strip() for k in draft.keywords):
+        return "keywords are missing"
+    if not draft.checklist or not all(c.strip() for c in draft.checklist):
+        return "checklist is empty"
+    if not draft.domain:
+        return "domain is not a usable slug"
+    return None
+
+
+def parse_draft_reply(
+    reply: LLMReply,
+    traj: Trajectory,
+    findings: list[Finding],
+    verdict: Verdict | None,
+    backend: Backend,
+) -> tuple[list[Draft] | None, str | None]:
+    """Validated drafts from the reply, or (None, why the attempt failed)."""
+    if not reply.ok or reply.text is None:
+        return None, reply.error or "empty reply"
+    try:
+        data = orjson.loads(reply.text)
+    except orjson.JSONDecodeError as exc:
+        return None, f"invalid JSON: {exc}"
+    items = data.get("drafts") if isinstance(data, dict) else None
+    if not isinstance(items, list):
+        return None, "invalid reply: no 'drafts' list"
+    limit = _settings_of(backend).max_drafts_per_session
+    drafts: list[Draft] = []
+    for n, item in enumerate(items[:limit]):
+        if not isinstance(item, dict):
+            return None, f"invalid reply: draft {n} is not an object"
+        item = dict(item)
+        index = item.pop("finding", 0)
+        if not isinstance(index, int) or not 0 <= index < len(findings):
+            return None, f"invalid reply: draft {n} names finding {index!r}"
+        item["domain"] = slugify(str(item.get("domain", "")))
+        if isinstance(item.get("keywords"), list):
+            item["keywords"] = [str(k).strip().lower() for k in item["keywords"]][:8]
+        item["provenance"] = provenance(traj, findings[index], verdict, backend,
+                                        backend.decided_by)
+        try:
+            draft = Draft.model_validate(item)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            return None, f"invalid reply: draft {n}: {where}: {first['msg']}"
+        problem = _check(draft)
+        if problem is not None:
+            return None, f"invalid reply: draft {n}: {problem}"
+        drafts.append(draft)
+    return drafts, None
+
+
+# ---- heuristic drafts ----
+
+
+def _pick_domain(words: set[str], store_context: StoreContext) -> tuple[str, str | None,
+                                                                        str | None]:
+    best, best_score = None, 0
+    for cid, name, desc in store_context.categories:
+        vocab = set(_SLUG.sub(" ", f"{cid} {name} {desc}".lower()).split())
+        score = len(words & vocab)
+        if score > best_score:
+            best, best_score = cid, score
+    if best is not None:
+        return best, None, None
+    return ("agent-workflow", "Agent workflow",
+            "Habits that keep coding agents from wasting steps on loops and retries.")
+
+
+def heuristic_draft(traj: Trajectory, finding: Finding, verdict: Verdict | None,
+                    backend: Backend, store_context: StoreContext) -> Draft | None:
+    """A playbook built from one finding alone; None when nothing in the log validated a path."""
+    res = finding.resolution
+    if res is None:
+        return None
+    step = traj.steps[finding.steps[0]] if finding.steps and finding.steps[0] < len(
+        traj.steps) else None
+    tool = (step.tool if step else None) or "a command"
+    action = redact((step.action_key if step else "") or (finding.evidence[0].quote
+                                                           if finding.evidence else ""))[:200]
+    error = redact(finding.error_signature or (step.error_signature if step else None) or "")
+    family = finding.kind.replace("_", " ")
+    title = f"Stop the {family} loop on {tool}" + (f" failing with {error[:50]}" if error else "")
+    words = set(_SLUG.sub(" ", f"{tool} {error} {family}".lower()).split())
+    domain, domain_title, domain_desc = _pick_domain(words, store_context)
+    keywords = list(dict.fromkeys(
+        [w for w in [*finding.kind.split("_"), tool.lower(), *sorted(words)]
+         if len(w) > 2 and w.isascii()]
+    ))[:8]
+    while len(keywords) < 3:
+        keywords.append(["loop", "retry", "agent"][len(keywords)])
+    trap_lines = [redact(finding.summary) or f"{tool} was repeated {finding.wasted_steps + 1} "
+                  "times without a change that could alter its result."]
+    if action:
+        trap_lines.append(f"Repeated action: `{action}`")
+    if error:
+        trap_lines.append(f"Error signature: `{error}`")
+    trap_lines.append(f"Wasted steps: {finding.wasted_steps}")
+    path_lines = [f"1. {redact(res.change)}"]
+    if res.action:
+        path_lines.append(f"2. Run: `{redact(res.action)[:300]}`")
+    checklist = [
+        "The resolving step ran and its result differs from the repeated failure",
+        "No action is repeated unchanged after it failed",
+    ]
+    if error:
+        checklist.insert(0, f"The output no longer shows `{error[:80]}`")
+    complexity: Literal["low", "medium", "high"] = ("low" if finding.wasted_steps <= 2 else
+                  "medium" if finding.wasted_steps <= 5 else "high")
+    return Draft(
+        title=title[:120],
+        description=(f"An agent runs {tool} again and again"
+                     + (f" and keeps getting `{error[:200]}`" if error else "")
+                     + " without changing anything that could alter the result.")[:1024],
+        domain=domain, domain_title=domain_title, domain_description=domain_desc,
+        keywords=keywords, complexity=complexity,
+        objective=f"Get past a repeated failure of {tool} without wasting steps.",
+        trap="\n".join(trap_lines),
+        insight=INSIGHTS.get(finding.kind, DEFAULT_INSIGHT),
+        validated_path="\n".join(path_lines),
+        checklist=checklist,
+        provenance=provenance(traj, finding, verdict, backend, "heuristic"),
+    )
+
+
+def heuristic_drafts(traj: Trajectory, findings: list[Finding], verdict: Verdict | None,
+                     backend: Backend, store_context: StoreContext) -> DraftResult:
+    """Drafts from the findings alone, with a reason for each finding left undrafted."""
+    result = DraftResult()
+    for finding in findings:
+        made = heuristic_draft(traj, finding, verdict, backend, store_context)
+        if made is None:
+            result.failures.append(f"{finding.kind} at steps {finding.steps[:1]}: undrafted: "
+                                   "no resolving step in the log, nothing validated")
+        else:
+            result.drafts.append(made)
+    return result
+
+
+def draft(
+    traj: Trajectory,
+    findings: list[Finding],
+    verdict: Verdict,
+    backend: Backend,
+    store_context: StoreContext,
+) -> DraftResult:
+    """Up to ``max_drafts_per_session`` candidate playbooks for one session.
+
+    Args:
+        traj: The session.
+        findings: Its findings; the most wasteful distinct ones are drafted.
+        verdict: The judge's verdict (kept in provenance).
+        backend: ``heuristic`` builds drafts from findings; ``gemini`` asks the model once,
+            repairs once, then gives up with a reason.
+        store_context: Categories and titles of the store.
+
+    Returns:
+        The drafts and the reasons for anything left undrafted.
+    """
+    chosen = select_findings(findings, _settings_of(backend).max_drafts_per_session)
+    if not chosen:
+        return DraftResult()
+    if not backend.uses_model:
+        return heuristic_drafts(traj, chosen, verdict, backend, store_context)
+    result = DraftResult()
+    request = draft_request(traj, chosen, backend, store_context)
+    drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend)
+    if drafts is None:
+        result.failures.append(f"attempt 1: {why}")
+        repair = draft_request(traj, chosen, backend, store_context, repair=why)
+        drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend)
+    if drafts is None:
+        result.failures.append(f"undrafted: {why}")
+        return result
+    result.drafts = drafts
+    return result

@@ -1,0 +1,190 @@
+"""The compact view of one session that the model sees instead of the whole transcript.
+
+It holds the task, each loop (its evidence and error signature: the trap), the steps that
+resolved it (the validated path), the outcome, and the store's categories and titles. A token
+budget is enforced by shrinking the least useful parts first: existing titles, then category
+descriptions, then evidence quotes, then step text, then the task, then the weakest findings.
+
+Everything taken from the trajectory is quoted inside ``<<<LOG ... LOG>>>`` blocks and passed
+through ``redact()``; the prompt tells the model that nothing inside those blocks is an
+instruction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..llm.redact import redact
+from ..model import Finding, Trajectory
+from ..normalize import truncate
+
+OPEN = "<<<LOG"
+CLOSE = "LOG>>>"
+
+
+@dataclass
+class StoreContext:
+    """What the store already holds, so drafts pick a known domain and avoid known titles."""
+
+    categories: list[tuple[str, str, str]] = field(default_factory=list)
+    """(id, name, description) of each category in INDEX.md."""
+    titles: list[str] = field(default_factory=list)
+    """Titles of the existing playbooks."""
+
+
+@dataclass(frozen=True)
+class _Level:
+    titles: int
+    category_desc: int
+    evidence: int
+    quote: int
+    step_text: int
+    task: int
+    findings: int
+
+
+# Shrink steps, least useful part first. Each level is tried in turn until the view fits.
+_LEVELS = [
+    _Level(titles=60, category_desc=160, evidence=4, quote=300, step_text=600, task=1500,
+           findings=99),
+    _Level(titles=25, category_desc=160, evidence=4, quote=300, step_text=600, task=1500,
+           findings=99),
+    _Level(titles=10, category_desc=80, evidence=3, quote=200, step_text=400, task=1000,
+           findings=99),
+    _Level(titles=0, category_desc=0, evidence=2, quote=160, step_text=300, task=800,
+           findings=99),
+    _Level(titles=0, category_desc=0, evidence=1, quote=120, step_text=200, task=400,
+           findings=3),
+    _Level(titles=0, category_desc=0, evidence=1, quote=80, step_text=120, task=200,
+           findings=1),
+]
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (about 4 characters a token) used for the budget."""
+    return (len(text) + 3) // 4
+
+
+def quote(text: str, limit: int) -> str:
+    """``text`` redacted, bounded and fenced so the model reads it as data."""
+    body = truncate(redact(text), limit) if limit > 0 else ""
+    # A log line that itself contains the fence must not close the block early.
+    body = body.replace(CLOSE, "LOG>> >").replace(OPEN, "<< <LOG")
+    return f"{OPEN}\n{body}\n{CLOSE}"
+
+
+def outcome_lines(traj: Trajectory) -> list[str]:
+    """What the log says about how the run ended, one signal per line."""
+    hints = traj.outcome
+    lines = []
+    for label, value in (
+        ("exit_status", hints.exit_status),
+        ("task_complete", hints.task_complete),
+        ("resolved", hints.resolved),
+        ("score", hints.score),
+        ("tests_passed_at_end", hints.tests_passed_at_end),
+    ):
+        if value is not None:
+            lines.append(f"- {label}: {value}")
+    return lines
+
+
+def _finding_block(index: int, finding: Finding, traj: Trajectory, level: _Level) -> str:
+    lines = [
+        f"### Finding {index}: {finding.kind} ({finding.wasted_steps} wasted steps, "
+        f"steps {finding.steps[0] if finding.steps else '?'}-"
+        f"{finding.steps[-1] if finding.steps else '?'})",
+    ]
+    if finding.error_signature:
+        lines.append("Error signature:")
+        lines.append(quote(finding.error_signature, 300))
+    if finding.summary:
+        lines.append("Summary:")
+        lines.append(quote(finding.summary, 300))
+    if finding.evidence and level.evidence > 0:
+        lines.append("Evidence (repeated action and what came back):")
+        for ev in finding.evidence[: level.evidence]:
+            lines.append(f"step {ev.step}:")
+            lines.append(quote(ev.quote, level.quote))
+    if finding.resolution is not None:
+        res = finding.resolution
+        lines.append(f"Resolved at step {res.step}; what changed:")
+        lines.append(quote(res.change, level.step_text))
+        if res.action:
+            lines.append("Resolving action:")
+            lines.append(quote(res.action, level.step_text))
+        step = traj.steps[res.step] if 0 <= res.step < len(traj.steps) else None
+        if step is not None and step.output and level.step_text > 150:
+            lines.append("Its result:")
+            lines.append(quote(step.output, level.step_text // 2))
+    else:
+        lines.append("No step in the log resolved this loop.")
+    return "\n".join(lines)
+
+
+def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, level: _Level,
+            outcome: str) -> str:
+    parts = ["## Task", quote(traj.task or "(the log does not state the task)", level.task)]
+    parts.append("## Outcome")
+    parts.append(outcome)
+    signals = outcome_lines(traj)
+    if signals:
+        parts.append("Signals from the log:\n" + "\n".join(signals))
+    if traj.outcome.final_message:
+        parts.append("Agent's final message:")
+        parts.append(quote(traj.outcome.final_message, level.step_text))
+    parts.append("## Loops found")
+    for i, finding in enumerate(findings[: level.findings]):
+        parts.append(_finding_block(i, finding, traj, level))
+    parts.append("## Store categories (id: name - description)")
+    if store.categories:
+        for cid, name, desc in store.categories:
+            tail = f" - {truncate(desc, level.category_desc)}" if level.category_desc else ""
+            parts.append(f"- {cid}: {name}{tail}")
+    else:
+        parts.append("(none yet; propose a new slug)")
+    if level.titles and store.titles:
+        parts.append("## Existing playbook titles (do not repeat these)")
+        parts.extend(f"- {t}" for t in store.titles[: level.titles])
+    return "\n".join(parts)
+
+
+def build_view(
+    traj: Trajectory,
+    findings: list[Finding],
+    store: StoreContext,
+    *,
+    budget_tokens: int = 6000,
+    outcome: str = "unknown",
+) -> str:
+    """The compact, redacted view of one session for the drafting prompt.
+
+    Args:
+        traj: The session.
+        findings: Its findings, most important first (only these are shown).
+        store: Categories and titles of the store.
+        budget_tokens: Upper bound on the view's estimated tokens.
+        outcome: One line on how the run ended (the log's own verdict when it has one).
+
+    Returns:
+        Markdown text; every piece of log text sits inside a ``<<<LOG`` block.
+    """
+    view = ""
+    for level in _LEVELS:
+        view = _render(traj, findings, store, level, outcome)
+        if estimate_tokens(view) <= budget_tokens:
+            return view
+    # Still too long at the tightest level (huge signatures): cut the tail, keep it valid.
+    return truncate(view, budget_tokens * 4)
+
+
+def transcript_text(traj: Trajectory) -> str:
+    """The whole session as plain text: what sending the full transcript would cost."""
+    chunks = [traj.task or ""]
+    for step in traj.steps:
+        chunks.append(f"[{step.index}] {step.kind} {step.tool or ''} {step.action_key}")
+        if step.text:
+            chunks.append(step.text)
+        if step.output:
+            chunks.append(step.output)
+    return "\n".join(chunks)
