@@ -1,1 +1,97 @@
-"""Commands: analyze_cmd (to be filled in)."""
+"""``orf analyze``: a one-off analysis of one session or a folder, writing nothing."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from .app import EXIT_CODES_HELP, EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, main, settings_from, store_option
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--format", "fmt", default=None, help="Force a log format (see `orf formats`).")
+@click.option("--json", "as_json", is_flag=True, help="One orf.analysis/1 JSON object per session.")
+@click.option("--draft", is_flag=True, help="Also judge and draft playbooks (writes nothing).")
+@click.option(
+    "--backend",
+    type=click.Choice(["gemini", "heuristic"]),
+    envvar="ORF_BACKEND",
+    default=None,
+    help="LLM backend for --draft (default gemini when a key is set, else heuristic).",
+)
+@click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="Also write an HTML timeline of the sessions to this file.")
+@click.option("--output-max-chars", type=int, default=None,
+              help="Truncate step outputs past this many characters (default 4000).")
+@click.option("--quiet", "-q", is_flag=True, help="Do not list skipped files/lines on stderr.")
+@store_option
+def analyze(
+    paths: tuple[Path, ...],
+    fmt: str | None,
+    as_json: bool,
+    draft: bool,
+    backend: str | None,
+    model: str | None,
+    html_path: Path | None,
+    output_max_chars: int | None,
+    quiet: bool,
+    store: Path | None,
+) -> None:
+    """Analyze agent session logs: steps, failures, tokens and wasted-step loops.
+
+    PATHS are log files or folders (walked recursively; the format of each file is
+    detected from its content). Nothing is written to the store; with --draft the
+    verdict and candidate playbooks are printed too.
+
+    \b
+    Examples:
+      orf analyze ~/.codex/sessions/2026/11/30/rollout-...jsonl
+      orf analyze fixtures/ --json | jq .wasted_steps_total
+      orf analyze run.traj --draft --backend heuristic
+      orf analyze session.jsonl --html timeline.html
+    """
+    from ..analyze import analyze_paths
+    from ..detect import top_signatures
+    from ..formats import ADAPTER_MODULES
+    from ..report.json_out import session_json
+    from ..report.terminal import session_lines, totals_lines
+
+    if fmt is not None and fmt not in ADAPTER_MODULES:
+        raise click.BadParameter(
+            f"unknown format {fmt!r}; choose from: {', '.join(ADAPTER_MODULES)}",
+            param_hint="--format",
+        )
+    settings = settings_from(
+        store=store, backend=backend, model=model, output_max_chars=output_max_chars
+    )
+    issues: list = []  # type: ignore[type-arg]
+    reports = []
+    for report in analyze_paths(paths, settings, issues, fmt=fmt, draft=draft):
+        reports.append(report)
+        if as_json:
+            sys.stdout.buffer.write(orjson.dumps(session_json(report, with_drafts=draft)) + b"\n")
+            sys.stdout.flush()
+        else:
+            click.echo("\n".join(session_lines(report, with_drafts=draft)) + "\n")
+    if not as_json and len(reports) > 1:
+        pairs = [(r.trajectory.id, f) for r in reports for f in r.findings]
+        click.echo("\n".join(totals_lines(reports, top_signatures(pairs))))
+    if html_path is not None:
+        from ..report.html import write_timeline
+
+        write_timeline(html_path, reports)
+        if not quiet:
+            click.echo(f"wrote {html_path}", err=True)
+    if not quiet:
+        for issue in issues:
+            click.echo(f"{'skipped' if issue.fatal else 'warning'}: {issue}", err=True)
+    if not reports:
+        where = ", ".join(str(p) for p in paths)
+        click.echo(f"Error: no agent session logs found in {where}", err=True)
+        sys.exit(EXIT_ERROR)
+    sys.exit(EXIT_PARTIAL if issues else EXIT_OK)

@@ -1,0 +1,95 @@
+"""Readable terminal report for ``orf analyze``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..analyze import SessionReport
+from ..llm.redact import redact
+from ..model import Finding
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else f"{value:,}"
+
+
+def _cell(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _steps(f: Finding) -> str:
+    ids = f.source_ids if len(f.source_ids) <= 6 else [*f.source_ids[:5], "…"]
+    return ",".join(str(s)[:10] for s in ids)
+
+
+def findings_table(findings: list[Finding]) -> list[str]:
+    """Rows of the findings table (kind, steps, wasted, evidence, resolution)."""
+    rows = [f"    {'KIND':<16} {'STEPS':<24} {'WASTED':>6}  {'EVIDENCE':<44} RESOLUTION"]
+    for f in findings:
+        evidence = f.summary or (f.evidence[0].quote if f.evidence else "")
+        if f.resolution:
+            resolution = f"step {f.resolution.source_id}: {f.resolution.change}"
+        else:
+            resolution = "-"
+        rows.append(
+            f"    {f.kind:<16} {_cell(_steps(f), 24):<24} {f.wasted_steps:>6}  "
+            f"{_cell(evidence, 44):<44} {_cell(resolution, 50)}"
+        )
+    return rows
+
+
+def session_lines(report: SessionReport, *, with_drafts: bool = False) -> list[str]:
+    """The text block for one session."""
+    t = report.trajectory
+    head = f"{t.source.format}  {t.id}"
+    if t.parent_session_id:
+        head += f"  (sub-agent of {t.parent_session_id})"
+    lines = [head, f"  path: {t.source.path}"]
+    meta = [
+        f"agent {t.agent or '?'}{' ' + t.agent_version if t.agent_version else ''}",
+        f"model {t.model or '?'}",
+        f"{len(t.steps)} steps",
+        f"{t.tool_calls} tool calls ({t.failed_calls} failed)",
+        f"tokens {_n(t.tokens_in)} in / {_n(t.tokens_out)} out",
+    ]
+    lines.append("  " + " · ".join(meta))
+    if t.task:
+        lines.append("  task: " + _cell(t.task, 100))
+    if report.verdict:
+        v = report.verdict
+        lines.append(f"  verdict: {v.outcome} ({v.decided_by}): {_cell(v.reason, 90)}")
+    if report.findings:
+        lines.append(f"  findings: {len(report.findings)}, wasted steps: {report.wasted_steps}")
+        lines.extend(findings_table(report.findings))
+    else:
+        lines.append("  findings: none")
+    if with_drafts:
+        for d in report.drafts:
+            lines.append(f"  draft [{d.domain}] {d.title}")
+            lines.append(f"    trap: {_cell(d.trap, 100)}")
+            lines.append(f"    insight: {_cell(d.insight, 100)}")
+        for why in report.draft_failures:
+            lines.append(f"  not drafted: {why}")
+    return [redact(line) for line in lines]
+
+
+def totals_lines(reports: Iterable[SessionReport], top: list[dict[str, object]]) -> list[str]:
+    """Totals over several sessions and the top recurring signatures."""
+    reports = list(reports)
+    sessions = len(reports)
+    findings = sum(len(r.findings) for r in reports)
+    wasted = sum(r.wasted_steps for r in reports)
+    steps = sum(len(r.trajectory.steps) for r in reports)
+    lines = [
+        f"Total: {sessions} sessions, {steps:,} steps, {findings} findings, "
+        f"{wasted} wasted steps"
+    ]
+    if top:
+        lines.append("Top recurring traps:")
+        for row in top:
+            lines.append(
+                f"  {row.get('occurrences', 0)!s:>3}x in {row.get('sessions', 0)!s:>2} sessions "
+                f"{row.get('kind', '')!s:<16} {_cell(str(row.get('summary', '')), 70)}"
+            )
+    return [redact(line) for line in lines]

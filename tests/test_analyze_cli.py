@@ -1,0 +1,109 @@
+"""`orf analyze`: the orf.analysis/1 contract, exit codes, text and HTML reports."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from pipeline.cli import main
+
+from conftest import FIXTURES
+
+REQUIRED = {"schema", "format", "session_id", "path", "agent", "model", "task", "steps",
+            "tool_calls", "failed_calls", "tokens_in", "tokens_out", "findings",
+            "wasted_steps_total", "verdict"}
+
+
+def _json_lines(output: str) -> list[dict]:
+    return [orjson.loads(line) for line in output.splitlines() if line.strip()]
+
+
+def test_json_contract_for_every_good_fixture(tmp_path: Path) -> None:
+    good = tmp_path / "logs"
+    shutil.copytree(FIXTURES, good, ignore=shutil.ignore_patterns("bad"))
+    result = CliRunner().invoke(main, ["analyze", str(good), "--json"])
+    assert result.exit_code == 0, result.output
+    objs = _json_lines(result.stdout)
+    formats = {o["format"] for o in objs}
+    assert {"claude-code", "codex", "gemini-cli", "antigravity", "swe-agent",
+            "mini-swe-agent", "openhands", "atif"} <= formats
+    for obj in objs:
+        assert REQUIRED <= obj.keys()
+        assert obj["schema"] == "orf.analysis/1"
+        assert obj["failed_calls"] <= obj["tool_calls"] <= obj["steps"]
+        assert obj["wasted_steps_total"] == sum(f["wasted_steps"] for f in obj["findings"])
+        assert obj["verdict"]["outcome"] in {"success", "failure", "unknown"}
+        for f in obj["findings"]:
+            assert f["wasted_steps"] == len(f["wasted_source_ids"])
+            assert set(f["wasted_source_ids"]) <= set(f["source_ids"])
+        assert "drafts" not in obj  # only with --draft
+    # Sub-agents are separate objects pointing at their parent.
+    subs = [o for o in objs if o["parent_session_id"]]
+    assert subs and all(o["parent_session_id"] in {p["session_id"] for p in objs} for o in subs)
+    # The fixtures plant failing retries: the detector must find waste in several formats.
+    wasted_formats = {o["format"] for o in objs if o["wasted_steps_total"] > 0}
+    assert len(wasted_formats) >= 5
+
+
+def test_bad_inputs_exit_3_and_are_named(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["analyze", str(FIXTURES / "bad"), "--json"])
+    assert result.exit_code == 3
+    assert "empty.jsonl: empty file" in result.stderr
+    assert "compressed.jsonl.gz: file is gzip-compressed" in result.stderr
+    assert "bad_line_middle.jsonl:4: invalid JSON" in result.stderr
+    # The good lines of the file with one bad line are still analysed.
+    assert any(o["format"] for o in _json_lines(result.stdout))
+
+
+def test_text_report_and_totals() -> None:
+    result = CliRunner().invoke(main, ["analyze", str(FIXTURES / "swe-agent")])
+    assert result.exit_code == 0, result.output
+    assert "swe-agent  calc-0x" in result.stdout
+    assert "KIND" in result.stdout and "WASTED" in result.stdout
+    assert result.stdout.count("Total: 2 sessions") == 1
+
+
+def test_unknown_format_is_a_usage_error() -> None:
+    result = CliRunner().invoke(main, ["analyze", str(FIXTURES / "atif"), "--format", "nope"])
+    assert result.exit_code == 2
+    assert "unknown format 'nope'" in result.output
+
+
+def test_forced_format_mismatch_is_reported(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["analyze", str(FIXTURES / "atif"), "--format", "codex"])
+    assert result.exit_code in (1, 3)
+
+
+def test_empty_folder_is_an_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["analyze", str(tmp_path)])
+    assert result.exit_code == 1
+    assert f"Error: no agent session logs found in {tmp_path}" in result.stderr
+
+
+def test_draft_heuristic_prints_drafts_and_writes_nothing(tmp_path: Path) -> None:
+    store = tmp_path / "experiences"
+    result = CliRunner().invoke(
+        main,
+        ["analyze", str(FIXTURES / "swe-agent" / "calc-1x.traj"), "--json", "--draft",
+         "--backend", "heuristic", "--store", str(store)],
+    )
+    assert result.exit_code == 0, result.output
+    (obj,) = _json_lines(result.stdout)
+    assert obj["drafts"], obj.get("draft_failures")
+    draft = obj["drafts"][0]
+    assert draft["title"] and draft["checklist"] and draft["complexity"] in {"low", "medium", "high"}
+    assert not store.exists()
+
+
+def test_html_timeline(tmp_path: Path) -> None:
+    out = tmp_path / "t.html"
+    result = CliRunner().invoke(
+        main, ["analyze", str(FIXTURES / "swe-agent" / "calc-0x.traj"), "--html", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    page = out.read_text()
+    assert page.startswith("<!doctype html>") and 'class="wasted' in page
+    assert "<script" not in page
