@@ -1,26 +1,24 @@
 """Find prompt templates in a source checkout (``prompts/``) or an installed wheel.
 
-Installed wheels carry them as ``pipeline/_prompts``.
+A wheel carries them as ``pipeline/_prompts`` (see ``package-dir`` in pyproject.toml); a source
+checkout or an editable install reads the top-level ``prompts/`` folder directly.
 """
 
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
 
 
 @cache
 def prompts_dir() -> Path:
     """Folder holding the prompt templates."""
-    try:
-        packaged = resources.files("pipeline._prompts")
-        path = Path(str(packaged))
-        if path.is_dir():
-            return path
-    except ModuleNotFoundError:
-        pass
-    return Path(__file__).resolve().parent.parent / "prompts"
+    packaged = _HERE / "_prompts"
+    if packaged.is_dir():
+        return packaged
+    return _HERE.parent / "prompts"
 
 
 def load_prompt(name: str) -> str:

@@ -82,6 +82,7 @@ EXIT_CODE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 
+_EXIT_HINTS = ("xit code", "xit Code", "with code", "returncode>")
 _ANY_EXIT = re.compile("|".join(f"(?:{p.pattern})" for p in EXIT_CODE_PATTERNS), re.MULTILINE)
 
 
@@ -99,6 +100,9 @@ def parse_exit_code(text: str | None) -> int | None:
     # Exit statements sit near the head or the tail; scanning both bounds the cost on
     # multi-megabyte outputs.
     probe = text if len(text) <= 8192 else text[:4096] + "\n" + text[-4096:]
+    # Substring checks are C-speed; the alternation below is not, and most outputs state no code.
+    if not any(hint in probe for hint in _EXIT_HINTS):
+        return None
     # One pass with every phrasing; the group that matched holds the code.
     m = _ANY_EXIT.search(probe)
     if m is None:
