@@ -4,6 +4,7 @@ Builds a corpus (default 500 MB, under bench/_corpus/, gitignored) by replicatin
 samples in ../shared/trajectories with varied session ids, then, each in a fresh subprocess:
 
 - parse: discover + parse_source over the corpus (every adapter available), steps built;
+- pool: the same with one worker process per core, as `orf mine --jobs N` runs it;
 - orjson: orjson.loads of every line of each JSONL file and of each whole .json/.traj file;
 - memory: parse over ~1/5 of the corpus and over all of it, printing both peak RSS values.
 
@@ -89,6 +90,38 @@ def _measure_parse(dirs: list[Path]) -> dict[str, float]:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+def _parse_one(item: tuple[str, str, bool]) -> tuple[int, int, int]:
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import SessionSource, parse_source
+
+    path, fmt, is_dir = item
+    size = sessions = steps = 0
+    for traj in parse_source(SessionSource(Path(path), fmt, is_dir), ParseContext()):
+        sessions += 1
+        steps += len(traj.steps) + sum(len(s.steps) for s in traj.subagents)
+        size += traj.source.size + sum(s.source.size for s in traj.subagents)
+    return size, sessions, steps
+
+
+def _measure_pool(dirs: list[Path]) -> dict[str, float]:
+    """Parse with a process pool, as `orf mine --jobs N` does (N = cores)."""
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    from pipeline.formats.discover import discover
+
+    jobs = os.cpu_count() or 1
+    t0 = time.perf_counter()
+    items = [(str(s.path), s.format, s.is_dir) for s in discover(dirs, issues=[])]
+    size = sessions = steps = 0
+    with ProcessPoolExecutor(jobs) as pool:
+        for a, b, c in pool.map(_parse_one, items, chunksize=8):
+            size, sessions, steps = size + a, sessions + b, steps + c
+    secs = time.perf_counter() - t0
+    return {"seconds": secs, "bytes": size, "sessions": sessions, "steps": steps,
+            "jobs": jobs}
+
+
 def _measure_orjson(dirs: list[Path]) -> dict[str, float]:
     import orjson
 
@@ -134,7 +167,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.measure:
         mode, dirs = args.measure[0], [Path(d) for d in args.measure[1:]]
-        fn = _measure_parse if mode == "parse" else _measure_orjson
+        fn = {"parse": _measure_parse, "pool": _measure_pool, "orjson": _measure_orjson}[mode]
         print(json.dumps(fn(dirs)))
         return
     if not SHARED.is_dir():
@@ -145,6 +178,7 @@ def main() -> None:
           f"({time.perf_counter() - t0:.1f}s to build)")
     try:
         parse = _run("parse", copies)
+        pool = _run("pool", copies)
         base = _run("orjson", copies)
         small = _run("parse", copies[: max(1, len(copies) // 5)])
     finally:
@@ -158,7 +192,11 @@ def main() -> None:
           f"= {mbps:6.1f} MB/s")
     print(f"plain orjson.loads : {base['bytes'] / 1e6:8.1f} MB in {base['seconds']:6.1f}s "
           f"= {base_mbps:6.1f} MB/s")
-    print(f"ratio orf/orjson   : {mbps / base_mbps:.2f} (target >= 0.30)")
+    pool_mbps = pool["bytes"] / 1e6 / pool["seconds"]
+    print(f"orf, {int(pool['jobs'])} workers     : {pool['bytes'] / 1e6:8.1f} MB in "
+          f"{pool['seconds']:6.1f}s = {pool_mbps:6.1f} MB/s (as `orf mine --jobs` parses)")
+    print(f"ratio orf/orjson   : {mbps / base_mbps:.2f} one process, "
+          f"{pool_mbps / base_mbps:.2f} with {int(pool['jobs'])} workers (target >= 0.30)")
     print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "
           f"{small['peak_rss_mb']:.0f} MB; {parse['bytes'] / 1e6:.0f} MB corpus -> "
           f"{parse['peak_rss_mb']:.0f} MB (orjson baseline {base['peak_rss_mb']:.0f} MB)")

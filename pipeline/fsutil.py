@@ -18,6 +18,7 @@ from filelock import Timeout as _FileLockTimeout
 from .errors import LockTimeout
 
 LOCK_NAME = ".orf.lock"
+_LOCKS: dict[str, FileLock] = {}
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
@@ -67,9 +68,14 @@ def remove_stale_temps(folder: Path) -> int:
 def store_lock(store: Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the store's lock file; raise ``LockTimeout`` after ``timeout`` seconds."""
     store.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(store / LOCK_NAME), timeout=timeout)
+    # One FileLock object per lock file and process: FileLock is reentrant per thread, so a
+    # run holding the lock (orf mine around dedupe+write) can call Store methods that lock too.
+    key = str((store / LOCK_NAME).resolve())
+    lock = _LOCKS.get(key)
+    if lock is None:
+        lock = _LOCKS.setdefault(key, FileLock(key))
     try:
-        lock.acquire()
+        lock.acquire(timeout=timeout)
     except _FileLockTimeout as exc:
         raise LockTimeout(
             f"another orf process holds the lock on {store} (waited {timeout:g}s); "

@@ -76,6 +76,32 @@ MIGRATIONS: list[str] = [
         updated_at REAL NOT NULL
     );
     """,
+    # 2: resumable writes (intent before the EXP file) and per-session reinforcements
+    """
+    CREATE TABLE write_intents (
+        key TEXT PRIMARY KEY,            -- value_hash(signature, session): one draft, one file
+        signature TEXT NOT NULL,
+        session_id TEXT,
+        payload TEXT NOT NULL,           -- JSON: the draft and its dedupe decision
+        state TEXT NOT NULL,             -- pending | done
+        exp_id TEXT,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL
+    );
+    CREATE TABLE reinforcements (
+        exp_id TEXT NOT NULL,
+        session_id TEXT NOT NULL,
+        signature TEXT,
+        wasted_steps INTEGER DEFAULT 0,
+        seen_at REAL NOT NULL,
+        PRIMARY KEY (exp_id, session_id)
+    );
+    CREATE TABLE analyzed_sessions (
+        session_id TEXT PRIMARY KEY,
+        fingerprint TEXT NOT NULL,       -- value_hash of its findings (signature, wasted)
+        analyzed_at REAL NOT NULL
+    );
+    """,
 ]
 
 

@@ -1,1 +1,194 @@
-"""Commands: mine_cmd (to be filled in)."""
+"""Commands ``orf mine``, ``orf review`` and ``orf pr``."""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from pathlib import Path
+
+import click
+import orjson
+
+from .app import (
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    json_option,
+    ledger_option,
+    main,
+    settings_from,
+    store_option,
+)
+
+
+def _since(value: str | None) -> datetime.date | None:
+    if value is None:
+        return None
+    try:
+        return datetime.date.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date (use YYYY-MM-DD)",
+                                 param_hint="--since") from None
+
+
+def _print_json(data: object) -> None:
+    click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode())
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@store_option
+@ledger_option
+@click.option("--backend", type=click.Choice(["gemini", "heuristic"]), default=None,
+              help="LLM backend (default gemini when a key is set, else heuristic).")
+@click.option("--model", default=None, help="Gemini model for judge and draft.")
+@click.option("--batch", is_flag=True, help="Send judge/draft requests as one Gemini batch job "
+              "(half price, slower).")
+@click.option("--jobs", type=click.IntRange(min=1), default=None,
+              help="Worker processes for parse and detect (default: number of cores).")
+@click.option("--since", "since", default=None, metavar="DATE",
+              help="Only logs modified on or after DATE (YYYY-MM-DD).")
+@click.option("--dry-run", is_flag=True, help="Draft and dedupe, print what would be written, "
+              "write nothing to the store.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@json_option
+@click.option("--default-locations", is_flag=True,
+              help="Also read each agent's usual session folder (~/.claude/projects, "
+              "~/.codex/sessions, ~/.gemini/tmp/*/chats, ~/.gemini/antigravity*/brain).")
+@click.option("--lock-timeout", type=float, default=None,
+              help="Seconds to wait for another run's store lock (default 60).")
+@click.option("--min-wasted-steps", type=click.IntRange(min=0), default=None,
+              help="Sessions with fewer wasted steps are not sent to judge/draft.")
+@click.option("--max-sessions", type=click.IntRange(min=0), default=None,
+              help="At most this many sessions go to judge/draft per run (most wasted first).")
+@click.option("--format", "fmt", default=None, help="Force the log format (skip sniffing).")
+def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backend: str | None,
+         model: str | None, batch: bool, jobs: int | None, since: str | None, dry_run: bool,
+         quiet: bool, as_json: bool, default_locations: bool, lock_timeout: float | None,
+         min_wasted_steps: int | None, max_sessions: int | None, fmt: str | None) -> None:
+    """Mine session logs for wasted-step loops and write new candidate playbooks.
+
+    Incremental: logs the ledger has seen unchanged are skipped, so a rerun over the same logs
+    makes no LLM call. Nothing is committed: review with `orf review`, propose with `orf pr`.
+
+    \b
+    Examples:
+      orf mine fixtures/ --store /tmp/exp --backend heuristic
+      orf mine --default-locations --batch --quiet
+      orf mine ~/.claude/projects --since 2026-05-01 --dry-run --json
+    """
+    from ..mine import mine as run_mine
+    from ..report.summary import render_table
+
+    if not paths and not default_locations:
+        raise click.UsageError("give at least one PATH, or --default-locations")
+    settings = settings_from(store=store, ledger=ledger, backend=backend, model=model,
+                             jobs=jobs, lock_timeout_s=lock_timeout,
+                             min_wasted_steps=min_wasted_steps,
+                             max_sessions_per_run=max_sessions)
+
+    def progress(line: str) -> None:
+        click.echo(f"orf: {line}", err=True)
+
+    try:
+        summary = run_mine(list(paths), settings, since=_since(since), dry_run=dry_run,
+                           batch=batch, default_locations=default_locations,
+                           progress=None if quiet else progress, format=fmt)
+    except KeyboardInterrupt:
+        click.echo("Interrupted: nothing half-written; the next `orf mine` resumes the work.",
+                   err=True)
+        sys.exit(130)
+    if as_json:
+        _print_json(summary.to_json())
+    else:
+        click.echo(render_table(summary))
+    sys.exit(summary.exit_code)
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@store_option
+@ledger_option
+@click.option("--reject", "reject_ids", multiple=True, metavar="EXP-ID",
+              help="Remove this candidate and remember the rejection (repeatable).")
+@click.option("--reason", default="rejected in review", help="Why (kept in the ledger).")
+@click.option("--lock-timeout", type=float, default=None,
+              help="Seconds to wait for another run's store lock.")
+@json_option
+def review(store: Path | None, ledger: Path | None, reject_ids: tuple[str, ...], reason: str,
+           lock_timeout: float | None, as_json: bool) -> None:
+    """List uncommitted candidate playbooks with their evidence, or reject some.
+
+    A rejected signature is not drafted again unless later sessions show more wasted steps.
+
+    \b
+    Examples:
+      orf review --store experiences
+      orf review --reject EXP-20260720-0003 --reason "too project-specific"
+    """
+    from ..ledger import Ledger
+    from ..orf import Store
+    from ..review import format_candidates, list_candidates, reject
+
+    settings = settings_from(store=store, ledger=ledger, lock_timeout_s=lock_timeout)
+    st = Store(settings.store, lock_timeout=settings.lock_timeout_s)
+    with Ledger(settings.ledger_path) as led:
+        if reject_ids:
+            removed = [reject(st, led, exp_id, lock_timeout=settings.lock_timeout_s,
+                              reason=reason) for exp_id in reject_ids]
+            if as_json:
+                _print_json({"rejected": [c.to_dict() for c in removed]})
+            else:
+                for c in removed:
+                    click.echo(f"Rejected {c.exp_id}: {c.title} (file and INDEX line removed)")
+            sys.exit(EXIT_OK)
+        cands = list_candidates(st, led)
+        if as_json:
+            _print_json({"candidates": [c.to_dict() for c in cands]})
+        else:
+            click.echo(format_candidates(cands))
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@store_option
+@ledger_option
+@click.option("--branch", default=None, help="Branch name (default orf/playbooks-<timestamp>).")
+@click.option("--body-file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the PR body here instead of stdout.")
+@click.option("--push", is_flag=True, help="Push the branch to the remote (never done without).")
+@click.option("--remote", default="origin", show_default=True, help="Remote for --push.")
+@click.option("--open", "open_pr", is_flag=True, help="Open the PR with `gh pr create`.")
+@click.option("--base", default=None, help="Base branch of the PR.")
+def pr(store: Path | None, ledger: Path | None, branch: str | None, body_file: Path | None,
+       push: bool, remote: str, open_pr: bool, base: str | None) -> None:
+    """Commit the uncommitted candidate playbooks on a new branch and write a PR body.
+
+    Refuses when the work tree has changes outside the store.
+
+    \b
+    Examples:
+      orf pr --store experiences --body-file pr.md
+      orf pr --push --open
+    """
+    from ..fsutil import atomic_write
+    from ..ledger import Ledger
+    from ..orf import Store
+    from ..pr import make_pr
+
+    settings = settings_from(store=store, ledger=ledger)
+    st = Store(settings.store, lock_timeout=settings.lock_timeout_s)
+    led = Ledger(settings.ledger_path) if settings.ledger_path.exists() else None
+    try:
+        result = make_pr(st, led, branch=branch, push=push, open_pr=open_pr, remote=remote,
+                         base=base, ignore=[settings.ledger_path])
+    finally:
+        if led is not None:
+            led.close()
+    if body_file is not None:
+        atomic_write(body_file, result.body)
+    else:
+        click.echo(result.body)
+    click.echo(f"Committed {len(result.candidates)} candidate(s) on branch {result.branch} "
+               f"({result.commit[:12]})" + (", pushed" if result.pushed else ""), err=True)
+    if result.pr_url:
+        click.echo(result.pr_url, err=True)
+    if result.message:
+        click.echo(result.message, err=True)

@@ -254,7 +254,8 @@ def _read(path: Path, ctx: ParseContext) -> tuple[_Builder, dict[str, _Builder],
     stats = ReadStats()
     main = _Builder(path)
     side: dict[str, _Builder] = {}
-    for lineno, rec in iter_jsonl(path, ctx, stats):
+    # Progress records (hook/agent progress) carry no step: skip decoding them.
+    for lineno, rec in iter_jsonl(path, ctx, stats, skip_marker=b'"type":"progress"'):
         if not isinstance(rec, dict):
             ctx.warn(path, lineno, "expected a JSON object; skipped")
             continue

@@ -88,11 +88,17 @@ def _loads(data: bytes) -> Any:
 
 
 def iter_jsonl(
-    path: Path, ctx: ParseContext, stats: ReadStats | None = None
+    path: Path,
+    ctx: ParseContext,
+    stats: ReadStats | None = None,
+    *,
+    skip_marker: bytes | None = None,
 ) -> Iterator[tuple[int, Any]]:
     """Yield ``(line_number, value)`` for each valid JSON line of ``path``.
 
     Blank lines are skipped silently; bad lines are reported via ``ctx.warn`` and skipped.
+    Lines holding ``skip_marker`` in their first KiB are hashed but never decoded: adapters
+    use it for record types they ignore (a quarter of a Claude Code log is ``progress``).
     Raises ``ParseFailure`` only when the whole file is unusable (empty, binary, compressed).
     """
     stats = stats if stats is not None else ReadStats()
@@ -108,6 +114,8 @@ def iter_jsonl(
             lineno += 1
             update(raw)
             size += len(raw)
+            if skip_marker is not None and raw.find(skip_marker, 0, 1024) >= 0:
+                continue
             if len(raw) > max_line:
                 ctx.warn(path, lineno, f"line of {len(raw)} bytes exceeds the limit; skipped")
                 continue

@@ -1,0 +1,190 @@
+"""``orf review``: list the uncommitted candidate playbooks with their evidence; reject one.
+
+Uncommitted means: changed or untracked EXP files per ``git status`` when the store sits in a
+git work tree, otherwise the ledger's ``new``/``related`` candidates whose files still exist.
+A rejection removes the file and its INDEX line and is remembered in the ledger with the
+wasted steps seen at that time, so ``orf mine`` drafts the same signature again only when
+the evidence grows (``rejected_wasted``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitutil
+from .errors import StoreError
+from .fsutil import store_lock
+from .ledger import Ledger
+
+_EXP_PATH = re.compile(r"(?:^|/)([a-z0-9][a-z0-9-]*)/(EXP-\d{8}-\d{4})\.md$")
+
+
+@dataclass
+class Candidate:
+    """One uncommitted playbook and the evidence behind it."""
+
+    exp_id: str
+    path: str
+    """File path (relative to the store)."""
+    domain: str
+    title: str
+    trap: str = ""
+    insight: str = ""
+    signature: str | None = None
+    sessions: list[dict[str, Any]] = field(default_factory=list)
+    """``{id, path, steps, wasted_steps}`` per source session."""
+    wasted_steps: int = 0
+    verdict: str = ""
+    """``outcome (decided_by): reason``."""
+    related_to: str | None = None
+    reinforcements: int = 0
+    """Later sessions that showed the same trap (ledger)."""
+    git_status: str | None = None
+    """``??`` untracked, `` M`` modified, ... (None outside git)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready view."""
+        return dict(self.__dict__)
+
+
+def _sessions(prov: dict[str, Any]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for s in prov.get("sessions") or []:
+        if isinstance(s, dict):
+            out.append(s)
+        else:
+            out.append({"id": str(s)})
+    return out
+
+
+def _verdict(prov: dict[str, Any]) -> str:
+    v = prov.get("verdict")
+    if isinstance(v, dict):
+        text = f"{v.get('outcome', 'unknown')} ({v.get('decided_by', '?')})"
+        return f"{text}: {v['reason']}" if v.get("reason") else text
+    return str(v) if v else ""
+
+
+def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
+    """Build a ``Candidate`` from a store ``Experience``."""
+    prov = exp.provenance if isinstance(getattr(exp, "provenance", None), dict) else {}
+    try:
+        rel = str(Path(exp.path).resolve().relative_to(root.resolve()))
+    except ValueError:
+        rel = str(exp.path)
+    count = 0
+    if ledger is not None:
+        row = ledger.db.execute("SELECT COUNT(*) FROM reinforcements WHERE exp_id = ?",
+                                (exp.id,)).fetchone()
+        count = int(row[0])
+    return Candidate(
+        exp_id=exp.id, path=rel, domain=exp.domain, title=exp.title, trap=exp.trap,
+        insight=exp.insight, signature=prov.get("signature"), sessions=_sessions(prov),
+        wasted_steps=int(prov.get("wasted_steps") or 0), verdict=_verdict(prov),
+        related_to=prov.get("related_to"), reinforcements=count,
+    )
+
+
+def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
+    """Uncommitted candidates of ``store`` (a ``pipeline.orf.Store``), oldest id first."""
+    root = Path(store.root)
+    if not store.exists():
+        return []
+    repo = gitutil.repo_root(root)
+    by_id = {exp.id: exp for exp in store.experiences()}
+    chosen: dict[str, str | None] = {}
+    if repo is not None:
+        for code, path in gitutil.status(repo, str(root.resolve().relative_to(repo))):
+            m = _EXP_PATH.search(path)
+            if m and m.group(2) in by_id and code != " D":
+                chosen[m.group(2)] = code
+    elif ledger is not None:
+        for row in ledger.db.execute(
+            "SELECT exp_id FROM candidates WHERE status IN ('new', 'related')"
+            " AND exp_id IS NOT NULL"
+        ):
+            if row[0] in by_id:
+                chosen[row[0]] = None
+    out = []
+    for exp_id in sorted(chosen):
+        cand = candidate_from(by_id[exp_id], root, ledger)
+        cand.git_status = chosen[exp_id]
+        out.append(cand)
+    return out
+
+
+def rejected_wasted(ledger: Ledger, signature: str) -> int | None:
+    """Most wasted steps a rejected candidate of ``signature`` had, or None if never rejected."""
+    row = ledger.db.execute(
+        "SELECT MAX(wasted_steps) FROM candidates WHERE signature = ? AND status = 'rejected'",
+        (signature,),
+    ).fetchone()
+    return int(row[0]) if row and row[0] is not None else None
+
+
+def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.0,
+           reason: str = "rejected in review") -> Candidate:
+    """Remove candidate ``exp_id`` (file and INDEX line) and remember the rejection.
+
+    Raises:
+        StoreError: When the store has no such experience.
+        LockTimeout: When another run holds the store lock past ``lock_timeout``.
+    """
+    root = Path(store.root)
+    with store_lock(root, lock_timeout):
+        try:
+            exp = store.read_experience(exp_id)
+        except (KeyError, FileNotFoundError):
+            exp = None
+        if exp is None:
+            raise StoreError(f"no experience {exp_id} in {root}; see `orf review` for the list")
+        cand = candidate_from(exp, root, ledger)
+        store.remove_experience(exp_id)
+    db = ledger.db
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone():
+            db.execute(
+                "UPDATE candidates SET status = 'rejected', reason = ?, wasted_steps ="
+                " MAX(wasted_steps, ?) WHERE exp_id = ?", (reason, cand.wasted_steps, exp_id))
+        else:
+            ledger.record_candidate(
+                signature=cand.signature or exp_id, status="rejected", exp_id=exp_id,
+                domain=cand.domain, title=cand.title, reason=reason,
+                sessions=[str(s.get("id")) for s in cand.sessions],
+                wasted_steps=cand.wasted_steps,
+            )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return cand
+
+
+def format_candidates(cands: list[Candidate]) -> str:
+    """Plain-text listing for the terminal."""
+    if not cands:
+        return "No uncommitted candidate playbooks."
+    lines: list[str] = []
+    for c in cands:
+        flag = f" [{c.git_status.strip()}]" if c.git_status else ""
+        lines.append(f"{c.exp_id}{flag}  {c.title}")
+        lines.append(f"  file: {c.path}")
+        for s in c.sessions:
+            steps = s.get("steps")
+            steps_txt = f" steps {steps}" if steps else ""
+            lines.append(f"  session: {s.get('id')}{steps_txt}"
+                         + (f" ({s.get('path')})" if s.get("path") else ""))
+        lines.append(f"  wasted steps: {c.wasted_steps}"
+                     + (f"; seen again in {c.reinforcements} session(s)" if c.reinforcements
+                        else ""))
+        if c.verdict:
+            lines.append(f"  verdict: {c.verdict}")
+        if c.related_to:
+            lines.append(f"  related to: {c.related_to}")
+        lines.append("")
+    lines.append(f"{len(cands)} candidate(s). Reject one with: orf review --reject EXP-ID")
+    return "\n".join(lines)

@@ -1,0 +1,333 @@
+"""Write new candidate playbooks into the store: resumable, idempotent, never half-done.
+
+Each draft to write gets a key, ``value_hash([signature, session])``. Before its EXP file is
+created the ledger records an *intent* (the draft and its decision, state ``pending``); the EXP
+file carries the key in ``provenance.write_key``; once the file and its INDEX line are in place
+the intent turns ``done`` in the same transaction that records the candidate. So after a kill
+at any point, ``reconcile`` (run under the store lock before anything else) either finds the
+file by its key and closes the intent, or writes it from the recorded payload; and a rerun that
+drafts the same thing again finds the key ``done`` and writes nothing. File-level atomicity
+(temp + fsync + rename, INDEX repair) is the store's job (``Store.repair``).
+
+Callers hold the store lock around ``prepare``/``reconcile``/``write_candidates``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from ..errors import StoreError
+from ..fsutil import remove_stale_temps
+from ..hashing import value_hash
+from ..ledger import Ledger
+from ..model import Draft
+from .dedupe import Decision
+
+PROVENANCE_VERSION = 1
+"""Version of the ``provenance`` mapping we write; bump when keys change meaning."""
+
+PAUSE_ENV = "ORF_TEST_PAUSE_AT"
+"""Test hook: ``ORF_TEST_PAUSE_AT=<point>`` makes the process announce ``orf: paused at
+<point>`` on stderr and sleep there (``ORF_TEST_PAUSE_SECONDS``, default 3600), so a test can
+SIGKILL it at a known point. Points: ``scanned`` (parse+detect done), ``drafting`` (the first
+session's judge+draft came back, others pending), ``writing`` (the first EXP file is written,
+its intent not yet closed), ``written`` (all files written, sources not yet recorded)."""
+
+
+def pause_point(name: str) -> None:
+    """Sleep at ``name`` when the test hook asks for it (see ``PAUSE_ENV``)."""
+    if os.environ.get(PAUSE_ENV) != name:
+        return
+    print(f"orf: paused at {name}", file=sys.stderr, flush=True)
+    time.sleep(float(os.environ.get("ORF_TEST_PAUSE_SECONDS", "3600")))
+
+
+class StoreLike(Protocol):
+    """The part of ``pipeline.orf.Store`` the writer uses."""
+
+    def exists(self) -> bool:
+        """True when INDEX.md is there."""
+
+    def init(self) -> Any:
+        """Create an empty store."""
+
+    def repair(self) -> list[str]:
+        """Finish or undo half-done writes; return what was fixed."""
+
+    def experiences(self) -> Iterable[Any]:
+        """Every experience (id, title, ..., provenance)."""
+
+    def create_experience(self, **kwargs: Any) -> Any:
+        """Write one EXP file and its INDEX line; return the Experience."""
+
+
+@dataclass
+class WriteItem:
+    """One draft on its way to the store, with what dedupe decided."""
+
+    draft: Draft
+    decision: Decision
+    session_id: str
+    """Session the draft was made from (with the signature, the idempotency key)."""
+    signature: str
+    """Finding signature."""
+    wasted_steps: int = 0
+    """Wasted steps of the findings behind the draft."""
+
+
+@dataclass
+class WriteResult:
+    """What became of one ``WriteItem``."""
+
+    outcome: str
+    """new | related | duplicate | existing (written by an earlier run) | failed."""
+    exp_id: str | None = None
+    """The EXP written (new/related/existing) or reinforced (duplicate)."""
+    path: str | None = None
+    """File written, when one was."""
+    related_to: str | None = None
+    """The EXP a related/duplicate draft points at."""
+    error: str | None = None
+    """Why the store refused the draft (outcome ``failed``)."""
+
+
+@dataclass
+class WriteReport:
+    """Everything ``write_candidates`` did."""
+
+    results: list[WriteResult] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    """Fixes made by ``Store.repair`` and intent reconciliation."""
+
+
+def write_key(signature: str, session_id: str) -> str:
+    """Idempotency key of one draft: same trap, same session, same file."""
+    return value_hash([signature, session_id])
+
+
+def now_iso() -> str:
+    """Current UTC time, ISO-8601 to the second."""
+    return datetime.datetime.now(datetime.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def prepare(store: StoreLike) -> list[str]:
+    """Create the store when missing, drop stale temp files, repair half-done writes."""
+    fixes: list[str] = []
+    if not store.exists():
+        store.init()
+        fixes.append("created the store")
+    root = getattr(store, "root", None)
+    if root is not None:
+        removed = remove_stale_temps(root)
+        if removed:
+            fixes.append(f"removed {removed} stale temp file(s)")
+    fixes.extend(store.repair())
+    return fixes
+
+
+def _exp_by_key(store: StoreLike) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for exp in store.experiences():
+        prov = getattr(exp, "provenance", None) or {}
+        key = prov.get("write_key") if isinstance(prov, dict) else None
+        if isinstance(key, str):
+            out[key] = exp
+    return out
+
+
+def reconcile(store: StoreLike, ledger: Ledger) -> list[str]:
+    """Close or finish the intents an interrupted run left ``pending``."""
+    rows = list(ledger.db.execute(
+        "SELECT * FROM write_intents WHERE state = 'pending' ORDER BY created_at, rowid"))
+    if not rows:
+        return []
+    by_key = _exp_by_key(store)
+    fixes: list[str] = []
+    for row in rows:
+        payload = orjson.loads(row["payload"])
+        exp = by_key.get(row["key"])
+        if exp is None:
+            try:
+                exp = _create(store, payload)
+            except StoreError as exc:
+                ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (row["key"],))
+                fixes.append(f"dropped interrupted write of {payload['draft']['title']!r}: {exc}")
+                continue
+            fixes.append(f"finished interrupted write of {exp.id}")
+        else:
+            fixes.append(f"closed interrupted write of {exp.id}")
+        _close_intent(ledger, row["key"], payload, str(exp.id))
+    return fixes
+
+
+def done_key(ledger: Ledger, key: str) -> str | None:
+    """The EXP id an earlier run wrote for ``key``, if any."""
+    row = ledger.db.execute(
+        "SELECT exp_id FROM write_intents WHERE key = ? AND state = 'done'", (key,)
+    ).fetchone()
+    return str(row[0]) if row and row[0] else None
+
+
+def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
+                key: str, seen: str) -> dict[str, Any]:
+    prov: dict[str, Any] = {"version": PROVENANCE_VERSION}
+    prov.update(item.draft.provenance or {})
+    prov.update({
+        "write_key": key,
+        "signature": item.signature,
+        "backend": prov.get("backend") or backend,
+        "model": prov.get("model") or model,
+        "first_seen": prov.get("first_seen") or seen,
+        "last_seen": seen,
+        "wasted_steps": item.wasted_steps,
+    })
+    prov.setdefault("sessions", [item.session_id])
+    if related_to:
+        prov["related_to"] = related_to
+    return prov
+
+
+def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
+    d = payload["draft"]
+    return store.create_experience(
+        domain=d["domain"], title=d["title"], description=d["description"],
+        keywords=d["keywords"], complexity=d["complexity"], objective=d["objective"],
+        trap=d["trap"], insight=d["insight"], validated_path=d["validated_path"],
+        checklist=d["checklist"], domain_title=d.get("domain_title"),
+        domain_description=d.get("domain_description"), provenance=payload["provenance"],
+    )
+
+
+def _close_intent(ledger: Ledger, key: str, payload: dict[str, Any], exp_id: str) -> None:
+    d = payload["draft"]
+    db = ledger.db
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        db.execute("UPDATE write_intents SET state = 'done', exp_id = ?, updated_at = ?"
+                   " WHERE key = ?", (exp_id, time.time(), key))
+        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone() is None:
+            ledger.record_candidate(
+                signature=payload["signature"], status=payload["outcome"], exp_id=exp_id,
+                domain=d["domain"], title=d["title"], related_to=payload.get("related_to"),
+                reason=payload.get("reason"), sessions=[payload["session_id"]],
+                wasted_steps=int(payload.get("wasted_steps", 0)),
+            )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+
+
+def reinforce(ledger: Ledger, exp_id: str, item: WriteItem, reason: str = "") -> bool:
+    """Count one more session showing the trap of ``exp_id`` (once per session)."""
+    db = ledger.db
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        cur = db.execute(
+            "INSERT OR IGNORE INTO reinforcements VALUES (?,?,?,?,?)",
+            (exp_id, item.session_id, item.signature, item.wasted_steps, time.time()),
+        )
+        fresh = cur.rowcount > 0
+        if fresh:
+            ledger.reinforce(exp_id, [item.session_id])
+            ledger.record_candidate(
+                signature=item.signature, status="duplicate", domain=item.draft.domain,
+                title=item.draft.title, related_to=exp_id, reason=reason,
+                sessions=[item.session_id], wasted_steps=item.wasted_steps,
+            )
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    return fresh
+
+
+def reinforcement_count(ledger: Ledger, exp_id: str) -> tuple[int, float | None]:
+    """How many sessions reinforced ``exp_id``, and when last (epoch seconds)."""
+    row = ledger.db.execute(
+        "SELECT COUNT(*), MAX(seen_at) FROM reinforcements WHERE exp_id = ?", (exp_id,)
+    ).fetchone()
+    return int(row[0]), (float(row[1]) if row[1] is not None else None)
+
+
+def write_candidates(
+    items: Sequence[WriteItem],
+    store: StoreLike,
+    ledger: Ledger,
+    *,
+    backend: str,
+    model: str | None,
+    on_written: Callable[[WriteResult], None] | None = None,
+) -> WriteReport:
+    """Write new/related drafts and record duplicates as reinforcements, in order.
+
+    Args:
+        items: Drafts with their decisions, in dedupe order (``run_index`` refers to it).
+        store: The store (initialised and reconciled; the caller holds its lock).
+        ledger: The ledger.
+        backend: Backend name recorded in provenance when the draft has none.
+        model: Model name recorded in provenance.
+        on_written: Called after each item (progress display).
+
+    Returns:
+        One ``WriteResult`` per item, in order.
+    """
+    report = WriteReport()
+    seen = now_iso()
+    for item in items:
+        dec = item.decision
+        target = dec.target
+        if target is None and dec.run_index is not None:
+            target = report.results[dec.run_index].exp_id
+        if dec.outcome == "duplicate":
+            result = WriteResult("duplicate", target, related_to=target)
+            if target:
+                reinforce(ledger, target, item, dec.reason)
+        else:
+            result = _write_one(item, target, store, ledger, backend, model, seen)
+        report.results.append(result)
+        if on_written is not None:
+            on_written(result)
+    return report
+
+
+def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,
+               backend: str, model: str | None, seen: str) -> WriteResult:
+    key = write_key(item.signature, item.session_id)
+    earlier = done_key(ledger, key)
+    if earlier is not None:
+        return WriteResult("existing", earlier)
+    payload = {
+        "draft": item.draft.model_dump(mode="json", exclude={"provenance"}),
+        "provenance": _provenance(item, related_to, backend, model, key, seen),
+        "outcome": item.decision.outcome,
+        "related_to": related_to,
+        "reason": item.decision.reason,
+        "signature": item.signature,
+        "session_id": item.session_id,
+        "wasted_steps": item.wasted_steps,
+    }
+    now = time.time()
+    ledger.db.execute(
+        "INSERT OR REPLACE INTO write_intents VALUES (?,?,?,?,'pending',NULL,?,?)",
+        (key, item.signature, item.session_id, orjson.dumps(payload).decode(), now, now),
+    )
+    try:
+        exp = _create(store, payload)
+    except StoreError as exc:
+        # A draft the store refuses (bad slug, ...) must not block every later run.
+        ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (key,))
+        return WriteResult("failed", None, error=str(exc))
+    pause_point("writing")
+    _close_intent(ledger, key, payload, str(exp.id))
+    path = getattr(exp, "path", None)
+    return WriteResult(item.decision.outcome, str(exp.id), str(path) if path else None,
+                       related_to)
