@@ -8,7 +8,15 @@ from pathlib import Path
 import click
 import orjson
 
-from .app import EXIT_CODES_HELP, EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, main, settings_from, store_option
+from .app import (
+    EXIT_CODES_HELP,
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PARTIAL,
+    main,
+    settings_from,
+    store_option,
+)
 
 
 @main.command(epilog=EXIT_CODES_HELP)

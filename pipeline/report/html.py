@@ -36,7 +36,7 @@ def _session_html(report: SessionReport) -> str:
     resolving: dict[int, str] = {}
     for f in report.findings:
         wasted_ids = set(f.wasted_source_ids)
-        for idx, sid in zip(f.steps, f.source_ids):
+        for idx, sid in zip(f.steps, f.source_ids, strict=False):
             (wasted if sid in wasted_ids else first).setdefault(idx, []).append(f.kind)
         if f.resolution:
             resolving[f.resolution.step] = f.resolution.change
