@@ -8,6 +8,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+MALFORMED = REPO / "tests" / "data" / "malformed"
+"""Inputs that are not usable logs (empty, binary, compressed, bad lines): bad-input tests."""
 SHARED = REPO.parent / "shared"
 TRAJECTORIES = SHARED / "trajectories"
 ORF_REFERENCE = SHARED / "orf-reference" / "experiences"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, MALFORMED
 
 from pipeline.cli import main
 
@@ -22,7 +22,7 @@ def _json_lines(output: str) -> list[dict]:
 
 def test_json_contract_for_every_good_fixture(tmp_path: Path) -> None:
     good = tmp_path / "logs"
-    shutil.copytree(FIXTURES, good, ignore=shutil.ignore_patterns("bad"))
+    shutil.copytree(FIXTURES, good)
     result = CliRunner().invoke(main, ["analyze", str(good), "--json"])
     assert result.exit_code == 0, result.output
     objs = _json_lines(result.stdout)
@@ -48,7 +48,7 @@ def test_json_contract_for_every_good_fixture(tmp_path: Path) -> None:
 
 
 def test_bad_inputs_exit_3_and_are_named(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["analyze", str(FIXTURES / "bad"), "--json"])
+    result = CliRunner().invoke(main, ["analyze", str(MALFORMED), "--json"])
     assert result.exit_code == 3
     assert "empty.jsonl: empty file" in result.stderr
     assert "compressed.jsonl.gz: file is gzip-compressed" in result.stderr

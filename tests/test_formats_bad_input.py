@@ -5,12 +5,12 @@ from pathlib import Path
 
 import pytest
 from _formats_helpers import parse_all
-from conftest import FIXTURES
+from conftest import FIXTURES, MALFORMED
 
 from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
 
-BAD = FIXTURES / "bad"
+BAD = MALFORMED
 CODEX = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
 
 

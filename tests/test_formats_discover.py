@@ -7,7 +7,7 @@ import orjson
 import pytest
 from _formats_helpers import parse_all
 from click.testing import CliRunner
-from conftest import FIXTURES
+from conftest import FIXTURES, MALFORMED
 
 from pipeline.cli import main
 from pipeline.errors import UnknownFormat
@@ -29,9 +29,9 @@ BRAIN = FIXTURES / "antigravity" / "brain" / "3e9a7c52-8d1f-4b6e-a0c2-7f5e4d3c2b
     (GEMINI / "session-2026-04-02T09-00-c0ffee00.jsonl", "gemini-cli"),
     (BRAIN, "antigravity"),
     (BRAIN / ".system_generated" / "logs" / "transcript_full.jsonl", "antigravity"),
-    (FIXTURES / "bad" / "not_a_log.json", None),
-    (FIXTURES / "bad" / "empty.jsonl", None),
-    (FIXTURES / "bad" / "binary.json", None),
+    (MALFORMED / "not_a_log.json", None),
+    (MALFORMED / "empty.jsonl", None),
+    (MALFORMED / "binary.json", None),
 ])
 def test_sniff_by_content(path: Path, expected: str | None) -> None:
     assert sniff(path) == expected
