@@ -16,7 +16,7 @@ import copy
 import re
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any, Literal
+from typing import Any
 
 import orjson
 from pydantic import ValidationError
@@ -26,6 +26,7 @@ from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..llm.redact import redact
 from ..model import Draft, Finding, Trajectory, Verdict
 from ..prompts import load_prompt
+from .heuristic_draft import heuristic_draft
 from .judge import REPAIR_HINT, verdict_from_log
 from .view import StoreContext, build_view
 
@@ -33,31 +34,6 @@ __all__ = [
     "DraftResult", "StoreContext", "draft", "draft_request", "heuristic_drafts",
     "parse_draft_reply", "select_findings",
 ]
-
-INSIGHTS: dict[str, str] = {
-    "exact_repeat": "Running the same action again after it failed returns the same failure; "
-    "change the input, the environment or the diagnosis before the next attempt.",
-    "rerun_unchanged": "Re-running an unchanged command cannot produce a different result; "
-    "find out what must change before running it again.",
-    "near_repeat": "Small variations of an action that keeps failing the same way waste steps; "
-    "read the error, form a hypothesis about its cause, and test that hypothesis.",
-    "retry_variation": "When different attempts hit the same error, the cause lies beneath the "
-    "attempts; diagnose the error itself before trying another variant.",
-    "cycle": "Actions that cycle without new information mean the plan is stuck; state what "
-    "each step should change before repeating the sequence.",
-    "edit_revert": "An edit followed by its revert means the change was never verified; check "
-    "a hypothesis with a quick test before applying it.",
-    "reread": "Reading the same content again without new intent wastes context; note what is "
-    "needed the first time it is read.",
-    "monologue": "Repeating the same message does not change the state; take an action that "
-    "produces new information.",
-    "chant": "Repeating the same output does not change the state; stop and take an action "
-    "that produces new information.",
-    "context_thrash": "Frequent context compaction means the working set is too large; narrow "
-    "the scope and summarise before continuing.",
-}
-DEFAULT_INSIGHT = ("A step that produced no new information should not be repeated as is; change "
-                   "the input or the hypothesis first.")
 
 _SLUG = re.compile(r"[^a-z0-9]+")
 
@@ -245,76 +221,6 @@ def parse_draft_reply(
 
 
 # ---- heuristic drafts ----
-
-
-def _pick_domain(words: set[str], store_context: StoreContext) -> tuple[str, str | None,
-                                                                        str | None]:
-    best, best_score = None, 0
-    for cid, name, desc in store_context.categories:
-        vocab = set(_SLUG.sub(" ", f"{cid} {name} {desc}".lower()).split())
-        score = len(words & vocab)
-        if score > best_score:
-            best, best_score = cid, score
-    if best is not None:
-        return best, None, None
-    return ("agent-workflow", "Agent workflow",
-            "Habits that keep coding agents from wasting steps on loops and retries.")
-
-
-def heuristic_draft(traj: Trajectory, finding: Finding, verdict: Verdict | None,
-                    backend: Backend, store_context: StoreContext) -> Draft | None:
-    """A playbook built from one finding alone; None when nothing in the log validated a path."""
-    res = finding.resolution
-    if res is None:
-        return None
-    step = traj.steps[finding.steps[0]] if finding.steps and finding.steps[0] < len(
-        traj.steps) else None
-    tool = (step.tool if step else None) or "a command"
-    action = redact((step.action_key if step else "") or (finding.evidence[0].quote
-                                                           if finding.evidence else ""))[:200]
-    error = redact(finding.error_signature or (step.error_signature if step else None) or "")
-    family = finding.kind.replace("_", " ")
-    title = f"Stop the {family} loop on {tool}" + (f" failing with {error[:50]}" if error else "")
-    words = set(_SLUG.sub(" ", f"{tool} {error} {family}".lower()).split())
-    domain, domain_title, domain_desc = _pick_domain(words, store_context)
-    keywords = list(dict.fromkeys(
-        [w for w in [*finding.kind.split("_"), tool.lower(), *sorted(words)]
-         if len(w) > 2 and w.isascii()]
-    ))[:8]
-    while len(keywords) < 3:
-        keywords.append(["loop", "retry", "agent"][len(keywords)])
-    trap_lines = [redact(finding.summary) or f"{tool} was repeated {finding.wasted_steps + 1} "
-                  "times without a change that could alter its result."]
-    if action:
-        trap_lines.append(f"Repeated action: `{action}`")
-    if error:
-        trap_lines.append(f"Error signature: `{error}`")
-    trap_lines.append(f"Wasted steps: {finding.wasted_steps}")
-    path_lines = [f"1. {redact(res.change)}"]
-    if res.action:
-        path_lines.append(f"2. Run: `{redact(res.action)[:300]}`")
-    checklist = [
-        "The resolving step ran and its result differs from the repeated failure",
-        "No action is repeated unchanged after it failed",
-    ]
-    if error:
-        checklist.insert(0, f"The output no longer shows `{error[:80]}`")
-    complexity: Literal["low", "medium", "high"] = ("low" if finding.wasted_steps <= 2 else
-                  "medium" if finding.wasted_steps <= 5 else "high")
-    return Draft(
-        title=title[:120],
-        description=(f"An agent runs {tool} again and again"
-                     + (f" and keeps getting `{error[:200]}`" if error else "")
-                     + " without changing anything that could alter the result.")[:1024],
-        domain=domain, domain_title=domain_title, domain_description=domain_desc,
-        keywords=keywords, complexity=complexity,
-        objective=f"Get past a repeated failure of {tool} without wasting steps.",
-        trap="\n".join(trap_lines),
-        insight=INSIGHTS.get(finding.kind, DEFAULT_INSIGHT),
-        validated_path="\n".join(path_lines),
-        checklist=checklist,
-        provenance=provenance(traj, finding, verdict, backend, "heuristic"),
-    )
 
 
 def heuristic_drafts(traj: Trajectory, findings: list[Finding], verdict: Verdict | None,
