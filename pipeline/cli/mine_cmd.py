@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import re
 import sys
 from pathlib import Path
 
@@ -32,6 +33,45 @@ def _since(value: str | None) -> datetime.date | None:
 
 def _print_json(data: object) -> None:
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode())
+
+
+class _Progress:
+    """Progress lines on stderr.
+
+    Counters redraw in place on a terminal; in a log file (cron, CI) they show up every 10%
+    rather than once per item.
+    """
+
+    _COUNTER = re.compile(r"^(?P<what>.*?)(?P<n>\d+)/(?P<total>\d+)(?P<rest>.*)$")
+
+    def __init__(self) -> None:
+        self.tty = sys.stderr.isatty()
+        self.open_line = False
+        self.last_decile: dict[str, int] = {}
+
+    def __call__(self, line: str) -> None:
+        match = self._COUNTER.match(line)
+        if match is None:
+            self._end_line()
+            click.echo(f"orf: {line}", err=True)
+            return
+        n, total = int(match["n"]), max(1, int(match["total"]))
+        if self.tty:
+            click.echo(f"\rorf: {line}\x1b[K", err=True, nl=False)
+            self.open_line = n < total
+            if not self.open_line:
+                click.echo("", err=True)
+            return
+        decile = n * 10 // total
+        key = match["what"]
+        if decile > self.last_decile.get(key, -1) or n == total:
+            self.last_decile[key] = decile
+            click.echo(f"orf: {line}", err=True)
+
+    def _end_line(self) -> None:
+        if self.open_line:
+            click.echo("", err=True)
+            self.open_line = False
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -86,8 +126,7 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
                              min_wasted_steps=min_wasted_steps,
                              max_sessions_per_run=max_sessions)
 
-    def progress(line: str) -> None:
-        click.echo(f"orf: {line}", err=True)
+    progress = _Progress()
 
     try:
         summary = run_mine(list(paths), settings, since=_since(since), dry_run=dry_run,
