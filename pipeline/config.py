@@ -24,7 +24,7 @@ else:  # pragma: no cover - 3.10 fallback
 class DetectSettings(BaseModel):
     """Loop detector thresholds. A single repeat is already waste; these grade severity."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     warn_repeats: int = 3
     """Repeats (including the first attempt) at which a loop is graded ``warn``."""
@@ -58,7 +58,7 @@ class DetectSettings(BaseModel):
 class Settings(BaseModel):
     """All settings of ``orf``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
     store: Path = Path("experiences")
     """The ORF store (folder holding INDEX.md)."""

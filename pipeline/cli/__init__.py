@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import (  # noqa: F401  (imported for their command registrations)
     analyze_cmd,
+    config_cmd,
     formats_cmd,
     mine_cmd,
     redact_cmd,
