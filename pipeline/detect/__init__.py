@@ -16,6 +16,7 @@ from ..model import Finding, Trajectory
 from . import (  # noqa: F401  (importing registers the families)
     context_thrash,
     cycle,
+    edit_retry,
     edit_revert,
     exact_repeat,
     near_repeat,
@@ -25,6 +26,7 @@ from . import (  # noqa: F401  (importing registers the families)
     text_loops,
 )
 from .actions import analyze, set_current
+from .annotate import Repeat, annotate_repeats
 from .base import REGISTRY, Detector, register
 from .build import retrim
 
@@ -35,6 +37,7 @@ PRECEDENCE = (
     "reread",           # file re-reads, including overlapping ranges and other read tools
     "exact_repeat",     # any other identical action
     "near_repeat",      # the same action spelled differently
+    "edit_retry",       # a failed edit of a file retried with the file unchanged
     "retry_variation",  # different actions, same error: the loosest evidence
     "monologue",
     "chanting",
@@ -137,5 +140,5 @@ def top_signatures(
     return ranked[:limit]
 
 
-__all__ = ["PRECEDENCE", "REGISTRY", "Detector", "detect_all", "merge", "register",
-           "top_signatures"]
+__all__ = ["PRECEDENCE", "REGISTRY", "Detector", "Repeat", "annotate_repeats", "detect_all",
+           "merge", "register", "top_signatures"]

@@ -75,6 +75,11 @@ _WS = re.compile(r"\s+")
 _CLIPPED = re.compile(
     r"response clipped|too large|too long|Showing first|file is large|elided|output_head"
 )
+# The harness withheld the whole output (mini-swe-agent): the agent saw nothing of the file.
+_WITHHELD = re.compile(r"^\s*<warning>\s*The output of your last command was too long")
+# SWE-agent ACI commands sent as ``{"command": "open \"p\" 20"}`` to read/write/edit tools.
+_ACI = re.compile(r"^\s*(open|create|goto|scroll_down|scroll_up|find_file|search_dir|"
+                  r"search_file|edit)\b\s*(.*)$", re.S)
 # A call cancelled because a parallel sibling failed, or by the user: not the agent's retry.
 _CANCELLED = re.compile(r"Sibling tool call errored|interrupted by user|[Cc]ancelled by")
 # Observations that report a failed action even when the log has no error flag.
@@ -137,6 +142,10 @@ class Info:
     """State token before the step (see module docstring)."""
     state_after: tuple[Any, ...] = ()
     """State token after the step."""
+    filtered: bool = False
+    """A read whose output went through a filter (``| grep``): it showed an unknown part."""
+    withheld: bool = False
+    """The harness withheld the output (too long): the agent saw nothing of it."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Family-specific scratch values."""
 
@@ -288,6 +297,7 @@ def _classify_shell(command: str, info: Info) -> None:
             info.cls = "read"
             info.paths = tuple(paths)
             info.rng = _shell_range(prog, argv)
+            _piped_filter(parsed, main, info)
         else:
             info.cls = "other"
     elif prog in _SEARCH_PROGS:
@@ -307,6 +317,51 @@ def _classify_shell(command: str, info: Info) -> None:
     else:
         info.cls = "run"
     info.writes = tuple(dict.fromkeys(w for w in writes if w))
+
+
+def _piped_filter(parsed: shell.Parsed, main: shell.Segment, info: Info) -> None:
+    """Narrow a read by the filters piped after it (``| sed -n 'a,bp'``, ``| grep x``)."""
+    after = False
+    for seg in parsed.segments:
+        if seg is main:
+            after = True
+            continue
+        if not after or not seg.piped or not seg.argv:
+            continue
+        head = seg.argv[0]
+        if head == "sed" and "-n" in seg.argv:
+            info.rng = _shell_range("sed", seg.argv)
+        elif head in ("grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq", "wc"):
+            info.filtered = True
+
+
+def _classify_aci(command: str, step: Step, info: Info) -> bool:
+    """SWE-agent ACI commands (``open "p" 20``, ``create p``, ``edit ...``); False if none."""
+    m = _ACI.match(command)
+    if not m:
+        return False
+    verb, rest = m.group(1), m.group(2)
+    argv = shell.parse(rest).segments[0].argv if rest.strip() and verb != "edit" else []
+    info.program = f"aci:{verb}"
+    info.label = " ".join(command.split())[:200]
+    info.canon = f"aci:{verb} " + " ".join(argv if verb != "edit" else rest.split())
+    path = shell.norm_path(argv[0]) if argv and verb in ("open", "create") else ""
+    if verb == "open" and path:
+        line = _int(argv[1]) if len(argv) > 1 else None
+        info.cls, info.paths = "read", (path,)
+        # ``open`` shows a 100-line window around the line it is given.
+        info.rng = (max(1, line - 50), line + 50) if line else (1, 100)
+        info.canon = f"read:{path}:{info.rng}"
+    elif verb == "create" and path:
+        info.cls, info.paths, info.writes = "write", (path,), (path,)
+    elif verb == "edit":
+        # Edits the file open in the window: the target is unknown here (see ``analyze``).
+        info.cls = "edit"
+    elif verb in ("find_file", "search_dir", "search_file"):
+        info.cls = "search"
+    else:
+        info.cls = "poll"  # goto/scroll: paging through the open file
+    return True
 
 
 def _classify_tool(step: Step, info: Info) -> None:
@@ -392,7 +447,8 @@ def classify(step: Step) -> Info:
         # Arguments missing (trimmed or redacted log): nothing to compare the action on.
         info.cls = "none"
         return info
-    else:
+    elif not (isinstance(command, str) and len(args) == 1 and tool not in ("bash", "shell")
+              and _classify_aci(command, step, info)):
         _classify_tool(step, info)
     info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
     if _CANCELLED.search(step.output[:300]):
@@ -401,6 +457,7 @@ def classify(step: Step) -> Info:
         info.failed = True
     # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
     info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
+    info.withheld = bool(_WITHHELD.match(step.output[:200]))
     return info
 
 
@@ -460,6 +517,10 @@ def analyze(traj: Trajectory) -> list[Info]:
             for p in info.writes:
                 st.path_version[p] = st.path_version.get(p, 0) + 1
                 mutated = True
+            # A successful edit whose file is unknown (SWE-agent ``edit`` of the open file)
+            # may change anything: later reruns are not "unchanged".
+            if info.cls in ("write", "edit") and not info.writes:
+                info.unknown_mutation = True
             if info.unknown_mutation or info.git_restore:
                 st.unknown += 1
                 mutated = True

@@ -71,6 +71,10 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     for i, info in enumerate(infos):
         if info.cls != "read" or not info.paths or info.failed:
             continue
+        if info.filtered or info.withheld:
+            # It showed an unknown part (or nothing) of the file: it neither covers a range
+            # nor re-reads one; identical filtered reads are exact repeats.
+            continue
         path = info.paths[0]
         rec = files.get(path)
         if rec is None or rec.state != info.state:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
+from ..normalize import error_signature
 from .actions import infos_for, is_action
 from .base import register
 from .build import make_finding
@@ -41,6 +42,14 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     streaks: dict[str, list[int]] = {}
     epoch = 0
     found: list[list[int]] = []
+    # A line that successful steps print too (an environment warning on every command) is
+    # noise, not the error the agent keeps hitting.
+    ambient: set[str | None] = set()
+    for i, info in enumerate(infos):
+        if info.cls != "none" and not info.failed and steps[i].output:
+            ambient.add(error_of(None, steps[i].output))
+            ambient.add(error_signature(steps[i].output))
+    ambient.discard(None)
 
     def flush(streak: list[int]) -> None:
         if len(streak) >= settings.retry_variation_min:
@@ -56,7 +65,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         if not is_action(info) or not info.failed:
             continue
         sig = error_of(steps[i].error_signature, steps[i].output)
-        if not sig:
+        if not sig or sig in ambient or steps[i].error_signature in ambient:
             continue
         # Edits and commands failing with one generic line ("ERROR:") are different traps.
         key = f"{_GROUP.get(info.cls, 'run')}|{sig}"

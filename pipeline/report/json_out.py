@@ -10,6 +10,7 @@ from dataclasses import asdict
 from typing import Any
 
 from ..analyze import SessionReport
+from ..detect.annotate import annotate_repeats
 from ..llm.redact import redact
 from ..model import Finding
 
@@ -57,6 +58,12 @@ def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[st
         "outcome": asdict(t.outcome),
         "findings": [finding_json(f) for f in report.findings],
         "wasted_steps_total": report.wasted_steps,
+        # Additive (orf.analysis/1 unchanged): every step repeating an earlier action.
+        "repeats": [
+            {"source_id": r.source_id, "repeat_of": r.repeat_of_source_id, "kind": r.kind,
+             "wasted": r.wasted}
+            for r in annotate_repeats(t, findings=report.findings)
+        ],
         "wasted_tokens_total": sum(wasted_tokens) if wasted_tokens else None,
         "verdict": report.verdict.model_dump() if report.verdict else None,
         "issues": [str(i) for i in t.issues],

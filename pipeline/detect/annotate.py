@@ -1,0 +1,209 @@
+"""Per-step repeat annotation: which earlier action each step repeats, and whether in vain.
+
+``annotate_repeats`` marks every step that repeats an earlier action in intent, including
+legitimate repeats (a test rerun after a real edit, a file re-read after it changed). A
+repeat is ``wasted`` exactly when ``detect_all`` lists it in a finding's
+``wasted_source_ids``, so the annotation and the findings never disagree.
+
+Intent is matched, in order, by: the identical action key (``exact``); the same canonical
+form (``same_action``: quoting, ``./``, sandbox roots, flag order, ``cd`` prefixes); a read
+of a range of a file already shown (``reread``); a failed edit of a file retried after an
+earlier failed edit of it (``edit_retry``); a whole-file write of a file created before
+(``rewrite``); and a near-equal command (``similar``: same program, same target files,
+token Jaccard at least ``near_repeat_similarity``). Every map is keyed and bounded, so the
+pass stays linear.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..config import DetectSettings
+from ..model import Finding, Trajectory
+from .actions import END, Info, analyze, is_action, set_current
+
+SIMILAR_WINDOW = 8
+"""Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
+
+SIMILAR_CLASSES = frozenset({"read", "search", "list", "inspect"})
+"""Classes compared by similarity. Only observing actions: for runs, tests and lints the
+argument values are the experiment (``--rgx=foo,bar`` then ``--rgx="foo, bar"``), and batch
+edits look alike."""
+
+_SETUP_PROGS = frozenset({"cd", "cat", "echo", "printf", "mkdir", "touch", "rm", "cp", "mv",
+                          "ls", "export", "source", "git", "sed", "chmod", "tee", "true"})
+
+_WORD = re.compile(r"[A-Za-z_][\w.\-/]*|\d+")
+
+
+@dataclass(slots=True)
+class Repeat:
+    """One step that repeats an earlier action."""
+
+    step: int
+    """Index of the repeating step."""
+    source_id: str
+    """Its source id."""
+    repeat_of_step: int
+    """Index of the latest earlier step it repeats."""
+    repeat_of_source_id: str
+    """Source id of that step."""
+    kind: str
+    """How the intent matched: exact, same_action, reread, edit_retry, rewrite, similar, or
+    the finding family that claimed the step as wasted."""
+    wasted: bool
+    """True when a finding lists the step as wasted (nothing between could change it)."""
+
+
+def _tokens(canon: str) -> frozenset[str]:
+    """Word tokens of a canonical command (quoting and punctuation ignored)."""
+    return frozenset(_WORD.findall(canon))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """Token Jaccard similarity (1.0 for two empty sets)."""
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def _covered(rng: tuple[int, int], seen: list[tuple[int, int]], overlap: float) -> bool:
+    lo, hi = rng
+    if hi >= END and lo <= 1:
+        return any(a <= 1 and b >= END for a, b in seen)
+    total = 0
+    for a, b in seen:
+        x, y = max(a, lo), min(b, hi)
+        if x <= y:
+            total += y - x + 1
+    return total >= overlap * (hi - lo + 1)
+
+
+class _Matcher:
+    """Latest earlier step per intent key (see the module docstring)."""
+
+    def __init__(self, settings: DetectSettings) -> None:
+        self.settings = settings
+        self.by_key: dict[str, int] = {}
+        self.by_canon: dict[tuple[str, str], int] = {}
+        self.reads: dict[str, list[tuple[tuple[int, int], int]]] = {}
+        self.failed_edit: dict[str, int] = {}
+        self.writes: dict[str, int] = {}
+        self.tails: dict[str, int] = {}
+        self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
+
+    def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
+        """The earlier step ``i`` repeats and how, then remember ``i``."""
+        found: tuple[int, str] | None = None
+        if key and key in self.by_key:
+            found = (self.by_key[key], "exact")
+        elif (info.cls, info.canon) in self.by_canon:
+            found = (self.by_canon[(info.cls, info.canon)], "same_action")
+        elif info.cls == "read" and info.paths and not info.filtered:
+            seen = self.reads.get(info.paths[0], [])
+            rng = info.rng or (1, END)
+            if seen and _covered(rng, [r for r, _ in seen], self.settings.reread_overlap):
+                found = (seen[-1][1], "reread")
+        elif info.shell and self._tail(info) in self.tails:
+            found = (self.tails[self._tail(info)], "rerun")
+        elif (info.cls, info.program) in self._sim_keys(info):
+            found = self._similar(info)
+        elif info.cls in ("edit", "write") and info.paths:
+            # A failed edit retried, or the edit that finally applied after failed attempts.
+            j = self.failed_edit.get(info.paths[0])
+            if j is not None:
+                found = (j, "edit_retry")
+        self._remember(i, info, key)
+        return found
+
+    @staticmethod
+    def _tail(info: Info) -> str:
+        # The command a compound step ends with (``cat > t.rst <<EOF ... && sphinx-build``):
+        # setup then the same reproduction or test run again.
+        tail = info.canon.split(" <<", 1)[0].rsplit(" && ", 1)[-1]
+        prog = tail.split(" ", 1)[0]
+        return "" if prog in _SETUP_PROGS or " " not in tail else tail
+
+    def _sim_keys(self, info: Info) -> set[tuple[str, str]]:
+        return {(info.cls, info.program)} if info.shell and info.cls in SIMILAR_CLASSES else set()
+
+    def _similar(self, info: Info) -> tuple[int, str] | None:
+        toks = _tokens(info.canon)
+        for other, j in reversed(self.similar.get((info.program, info.paths), [])):
+            if jaccard(toks, other) >= self.settings.near_repeat_similarity:
+                return (j, "similar")
+        return None
+
+    def _remember(self, i: int, info: Info, key: str | None) -> None:
+        if info.shell and self._tail(info):
+            self.tails[self._tail(info)] = i
+        if info.shell and info.cls in SIMILAR_CLASSES:
+            recent = self.similar.setdefault((info.program, info.paths), [])
+            recent.append((_tokens(info.canon), i))
+            del recent[:-SIMILAR_WINDOW]
+        if key:
+            self.by_key[key] = i
+        self.by_canon[(info.cls, info.canon)] = i
+        if info.cls == "read" and info.paths and not (info.failed or info.filtered
+                                                      or info.withheld):
+            seen = self.reads.setdefault(info.paths[0], [])
+            full = (1, END)
+            # A clipped whole-file view showed only its head: it does not cover later ranges.
+            seen.append(((1, 100) if info.clipped and info.rng in (None, full) else
+                         info.rng or full, i))
+            del seen[:-32]
+        if info.cls in ("edit", "write") and info.paths:
+            if info.failed:
+                self.failed_edit[info.paths[0]] = i
+            else:
+                self.failed_edit.pop(info.paths[0], None)
+
+
+def annotate_repeats(
+    traj: Trajectory,
+    settings: DetectSettings | None = None,
+    findings: list[Finding] | None = None,
+) -> list[Repeat]:
+    """Every step that repeats an earlier action, legitimate repeats included.
+
+    Args:
+        traj: A normalized trajectory.
+        settings: Detector thresholds; defaults when None.
+        findings: ``detect_all``'s findings for ``traj`` when the caller has them (spares a
+            second detection pass); computed when None.
+
+    Returns:
+        Repeats in step order; ``wasted`` agrees with the findings.
+    """
+    from . import detect_all  # late import: the package imports this module
+
+    settings = settings or DetectSettings()
+    if findings is None:
+        findings = detect_all(traj, settings)
+    claimed: dict[str, tuple[str, str]] = {}
+    for f in findings:
+        first = f.source_ids[0] if f.source_ids else ""
+        for sid in f.wasted_source_ids:
+            claimed.setdefault(sid, (f.kind, first))
+    infos = analyze(traj)
+    set_current(None)
+    matcher = _Matcher(settings)
+    index = {s.source_id: i for i, s in enumerate(traj.steps)}
+    out: list[Repeat] = []
+    for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
+        if not is_action(info):
+            continue
+        hit = matcher.match(i, info, step.action_key)
+        sid = step.source_id
+        if hit is None and sid in claimed:
+            kind, first = claimed[sid]
+            j = index.get(first, i)
+            hit = (j if j < i else max(i - 1, 0), kind)
+        if hit is None or hit[0] >= i:
+            continue
+        j, kind = hit
+        out.append(Repeat(step=i, source_id=sid, repeat_of_step=j,
+                          repeat_of_source_id=traj.steps[j].source_id, kind=kind,
+                          wasted=sid in claimed))
+    return out
