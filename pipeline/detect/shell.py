@@ -127,11 +127,14 @@ def parse(command: str) -> Parsed:
     match = _HEREDOC.search(text)
     if match and "\n" in text[match.end():]:
         first, _, rest = text.partition("\n")
-        end = rest.rfind("\n" + match.group(1))
-        heredoc = rest[:end] if end >= 0 else rest
-        if rest.strip() == match.group(1):
-            heredoc = ""
-        text = first
+        lines = rest.split("\n")
+        # The body ends at the first line holding only the delimiter; what follows it is more
+        # shell (``cat > t.py <<EOF ... EOF`` then ``python t.py``) and must not be lost.
+        stop = next((i for i, line in enumerate(lines) if line.strip() == match.group(1)),
+                    len(lines))
+        heredoc = "\n".join(lines[:stop])
+        after = [line for line in lines[stop + 1:] if line.strip()]
+        text = " ; ".join([first, *after])
     else:
         text = text.replace("\\\n", " ")
     toks = _tokens(text)
