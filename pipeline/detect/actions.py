@@ -51,6 +51,9 @@ _POLL_PROGS = frozenset({"sleep", "wait", "ps", "jobs", "top", "htop", "kill", "
                          "pgrep", "watch", "nvidia-smi", "fg", "bg", "netstat", "ss", "lsof"})
 _WRITE_PROGS = frozenset({"touch", "mkdir", "cp", "mv", "rm", "ln", "chmod", "chown", "tee",
                           "truncate", "patch", "rmdir", "unzip", "tar"})
+# Programs that merely name a test path (``rm tests/x.py``, ``cat tests/y.py``) run no tests.
+_FILE_OPS = frozenset({"rm", "mv", "cp", "mkdir", "touch", "chmod", "ln", "rmdir", "tee"})
+_NOT_TEST_PROGS = _READ_PROGS | _SEARCH_PROGS | _FILE_OPS
 _TEST_WORDS = re.compile(
     r"(^|[\s/])(pytest|py\.test|tox|nox|nosetests|unittest|runtests(\.py)?|jest|vitest|mocha|"
     r"ctest|phpunit|rspec)(\s|$|\.)|\b(go|cargo|npm|yarn|pnpm|mvn|gradle|make|dotnet|mix)\s+"
@@ -280,7 +283,7 @@ def _classify_shell(command: str, info: Info) -> None:
         info.cls = "poll"
     elif prog == "git":
         info.cls = "vcs" if info.unknown_mutation else "inspect"
-    elif _TEST_WORDS.search(" ".join(argv)) and prog not in _READ_PROGS | _SEARCH_PROGS:
+    elif _TEST_WORDS.search(" ".join(argv)) and prog not in _NOT_TEST_PROGS:
         info.cls = "test"
     elif _BUILD_WORDS.search(" ".join(argv)):
         info.cls = "build"
