@@ -11,25 +11,27 @@ read, and nothing is guessed from the text.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..errors import ParseFailure
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
 from . import base
-from ._steps import (
+from .common import (
     as_int,
-    as_text,
     bounded,
+    content_text,
+    load_document,
     most_common,
-    normalize_tool,
     obj,
+    opens_object,
     set_output,
+    source_info,
     text_step,
     tool_step,
 )
-from .jsonio import ReadStats, load_json
+from .jsonio import ReadStats
 
 _STEP_KEYS = frozenset({
     "step_id", "timestamp", "source", "message", "reasoning_content", "tool_calls",
@@ -64,7 +66,7 @@ class Adapter(base.Adapter):
 
     def sniff(self, path: Path, head: bytes) -> int:
         """Score by content: a ``schema_version`` of ``ATIF-v...``."""
-        if not head or not head.lstrip().startswith(b"{"):
+        if not opens_object(head):
             return 0
         if b'"schema_version"' in head and b'"ATIF-v' in head:
             return 98
@@ -74,14 +76,11 @@ class Adapter(base.Adapter):
         """Yield the trajectory of an ATIF file (sub-agent trajectories nested in it)."""
         first_issue = len(ctx.issues)
         stats = ReadStats()
-        data = load_json(path, ctx, stats)
-        if not isinstance(data, dict) or not isinstance(data.get("steps"), list):
-            raise ParseFailure(f"{path}: not an ATIF trajectory (no 'steps' list)")
+        data = load_document(path, ctx, stats, "steps", "an ATIF trajectory")
         version = data.get("schema_version")
         if not (isinstance(version, str) and version.startswith("ATIF-")):
             ctx.warn(path, None, f"schema_version {version!r} is not ATIF-v1.x; read anyway")
-        source = SourceInfo(self.name, str(path), stats.content_hash, stats.size)
-        traj = self._build(data, path, ctx, source, 0)
+        traj = self._build(data, path, ctx, source_info(self.name, path, stats), 0)
         traj.issues = list(ctx.issues[first_issue:])
         yield traj
 
@@ -90,7 +89,7 @@ class Adapter(base.Adapter):
         raw = RawRef(str(path))
         agent = obj(data.get("agent"))
         steps: list[Step] = []
-        models: list[str] = []
+        models: Counter[str] = Counter()
         task: str | None = None
         final: str | None = None
         sum_in = sum_out = 0
@@ -104,7 +103,7 @@ class Adapter(base.Adapter):
             sid = str(step_id) if step_id is not None else str(i + 1)
             source_ = st.get("source")
             ts = st.get("timestamp") if isinstance(st.get("timestamp"), str) else None
-            message = as_text(st.get("message"))
+            message = content_text(st.get("message"))
             extra_step = obj(st.get("extra"))
             metrics = obj(st.get("metrics"))
             p, c = as_int(metrics.get("prompt_tokens")), as_int(metrics.get("completion_tokens"))
@@ -115,11 +114,11 @@ class Adapter(base.Adapter):
                 sum_out += c or 0
                 tokens = (p or 0) + (c or 0)
             if isinstance(st.get("model_name"), str):
-                models.append(st["model_name"])
+                models[st["model_name"]] += 1
             unknown = {k: v for k, v in st.items() if k not in _STEP_KEYS}
             if source_ == "user":
-                if task is None and message.strip():
-                    task = bounded(message.strip())
+                if task is None:
+                    task = bounded(message)
                 steps.append(text_step(len(steps), sid, "user", message, ctx, timestamp=ts,
                                        raw_ref=raw, extra=unknown))
                 continue
@@ -143,7 +142,7 @@ class Adapter(base.Adapter):
                     by_call[ref] = r
                 else:
                     loose.append(r)
-            thought = as_text(st.get("reasoning_content"))
+            thought = content_text(st.get("reasoning_content"))
             text = "\n".join(t for t in (thought, message) if t)
             made = 0
             if message.strip():
@@ -166,14 +165,14 @@ class Adapter(base.Adapter):
                 code, failed = _exit_info(obj(res.get("extra")), obj(call.get("extra")),
                                           extra_step if len(calls) == 1 else {})
                 step = tool_step(
-                    ctx, len(steps), sid if made == 0 else f"{sid}.{made}",
-                    normalize_tool(name if isinstance(name, str) else None), args,
+                    len(steps), sid if made == 0 else f"{sid}.{made}",
+                    name if isinstance(name, str) else None, args, "", ctx,
                     tokens=tokens if made == 0 else None, timestamp=ts, raw_ref=raw,
                     text=text if made == 0 else "",
                     extra={"function_name": name, "tool_call_id": call_id,
                            **({"unpaired": True} if result is None else {}), **unknown},
                 )
-                set_output(step, as_text(res.get("content")), ctx, exit_code=code,
+                set_output(step, content_text(res.get("content")), ctx, exit_code=code,
                            is_error=failed)
                 refs = res.get("subagent_trajectory_ref")
                 if isinstance(refs, list) and refs:
@@ -181,7 +180,7 @@ class Adapter(base.Adapter):
                 steps.append(step)
                 made += 1
             if made == 0:
-                out = "\n".join(as_text(obj(r).get("content")) for r in loose)
+                out = "\n".join(content_text(obj(r).get("content")) for r in loose)
                 steps.append(text_step(len(steps), sid, "message", message or out, ctx,
                                        timestamp=ts, raw_ref=raw, tokens=tokens, extra=unknown))
                 if thought:
@@ -205,7 +204,7 @@ class Adapter(base.Adapter):
             model=model or most_common(models),
             task=task,
             steps=steps,
-            outcome=OutcomeHints(final_message=bounded(final) if final else None),
+            outcome=OutcomeHints(final_message=bounded(final)),
             tokens_in=t_in,
             tokens_out=t_out,
             started_at=next((s.timestamp for s in steps if s.timestamp), None),

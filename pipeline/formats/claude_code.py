@@ -21,11 +21,12 @@ from . import base
 from .base import ParseContext
 from .common import (
     TASK_MAX_CHARS,
-    as_int,
+    as_count,
     bounded,
     content_text,
     most_common,
     parse_exit_code,
+    set_output,
     source_info,
     text_step,
     tool_step,
@@ -69,9 +70,9 @@ def _usage(usage: Any) -> tuple[int, int] | None:
     if not isinstance(usage, dict):
         return None
     # Prompt tokens include cache writes and reads: together they are what the turn consumed.
-    tin = sum(as_int(usage.get(k)) for k in
-              ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-    return tin, as_int(usage.get("output_tokens"))
+    tin = (as_count(usage.get("input_tokens")) + as_count(usage.get("cache_creation_input_tokens"))
+           + as_count(usage.get("cache_read_input_tokens")))
+    return tin, as_count(usage.get("output_tokens"))
 
 
 def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
@@ -138,15 +139,11 @@ def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno
                                timestamp=rec.get("timestamp"),
                                raw_ref=RawRef(str(b.path), lineno)))
         ctx.warn(b.path, lineno, f"tool_result for unknown tool_use id {tid!r}")
-    filled = tool_step(step.index, step.source_id, step.extra.get("raw_tool"), step.args,
-                       output, ctx, exit_code=exit_code, is_error=failed,
-                       timestamp=step.timestamp, raw_ref=step.raw_ref, text=step.text,
-                       extra=step.extra)
-    filled.extra["result_ref"] = f"{b.path}:{lineno}"
+    set_output(step, output, ctx, exit_code=exit_code, is_error=failed)
+    step.extra["result_ref"] = f"{b.path}:{lineno}"
     interrupted = rec.get("toolUseResult")
     if isinstance(interrupted, dict) and interrupted.get("interrupted"):
-        filled.extra["interrupted"] = True
-    b.steps[step.index] = filled
+        step.extra["interrupted"] = True
 
 
 def _user(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:

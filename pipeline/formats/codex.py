@@ -22,12 +22,14 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
+    as_count,
     as_int,
     bounded,
     content_text,
     most_common,
     parse_args,
     parse_exit_code,
+    set_output,
     source_info,
     text_step,
     tool_step,
@@ -166,7 +168,7 @@ def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContex
             # The usage of the model call that produced the steps since the last count.
             for step in st.steps[st.batch_start:]:
                 if step.kind != "user":
-                    step.tokens = as_int(last.get("input_tokens")) + as_int(
+                    step.tokens = as_count(last.get("input_tokens")) + as_count(
                         last.get("output_tokens"))
                     break
         st.batch_start = len(st.steps)
@@ -191,7 +193,7 @@ def _finish_calls(st: _State, ctx: ParseContext) -> None:
         output = call.output if call.output is not None else ""
         exit_code = call.exit_code
         failed: bool | None = None
-        extra = dict(call.step.extra)
+        extra = call.step.extra
         if end is not None and end.get("type") == "exec_command_end":
             if isinstance(end.get("exit_code"), int):
                 exit_code = end["exit_code"]
@@ -208,13 +210,7 @@ def _finish_calls(st: _State, ctx: ParseContext) -> None:
             exit_code = parse_exit_code(output)
         if call.output is None:
             extra["no_output"] = True
-        if failed is None:
-            failed = bool(exit_code)
-        s = call.step
-        st.steps[s.index] = tool_step(s.index, s.source_id, s.extra.get("raw_tool"), s.args,
-                                      output, ctx, exit_code=exit_code, is_error=failed,
-                                      tokens=s.tokens, timestamp=s.timestamp,
-                                      raw_ref=s.raw_ref, text=s.text, extra=extra)
+        set_output(call.step, output, ctx, exit_code=exit_code, is_error=failed)
 
 
 class Adapter(base.Adapter):

@@ -1,22 +1,26 @@
 """Helpers shared by the format adapters: tool names, exit codes, text and Step building.
 
 Everything here is pure and cheap (it runs once per record during ingest). Adapters keep
-their format-specific rules; only what two or more formats share lives here.
+their format-specific rules; only what two or more formats share lives here, so every
+format builds its steps the same way (action key, bounded output, error signature) and
+detectors can compare steps across formats.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ..errors import ParseFailure
 from ..model import RawRef, SourceInfo, Step, StepKind
 from ..normalize import action_key, error_signature, truncate
 from .base import ParseContext
-from .jsonio import ReadStats
+from .jsonio import ReadStats, load_json
 
 TASK_MAX_CHARS = 2000
 """The task (first user request) is bounded to this many characters."""
@@ -28,47 +32,64 @@ TEXT_MAX_CHARS = 2000
 _TOOL_NAMES: dict[str, str] = {}
 for _norm, _names in {
     "bash": (
-        "bash", "shell", "exec_command", "run_shell_command", "run_command", "shell_command",
-        "local_shell", "local_shell_call", "execute_bash", "cmdrunaction", "terminal",
-        "execute_command", "run", "command", "bashoutput", "write_stdin", "send_command_input",
-        "exec",
+        "bash", "shell", "sh", "cmd", "exec_command", "run_shell_command", "run_command",
+        "shell_command", "local_shell", "local_shell_call", "execute_bash", "cmdrunaction",
+        "terminal", "execute_command", "run", "command", "bashoutput", "write_stdin",
+        "send_command_input", "exec",
     ),
     "read": (
         "read", "read_file", "view_file", "view", "readfile", "notebookread", "fileread",
-        "read_many_files", "view_file_outline", "view_code_item", "open_file",
+        "read_many_files", "view_file_outline", "view_code_item", "open_file", "open", "cat",
+        "goto", "scroll_up", "scroll_down",
     ),
     "edit": (
         "edit", "multiedit", "replace", "apply_patch", "edit_file", "str_replace",
         "str_replace_editor", "notebookedit", "replace_file_content",
-        "multi_replace_file_content", "fileeditaction", "file_editor", "patch",
+        "multi_replace_file_content", "fileeditaction", "file_editor", "patch", "insert",
+        "undo_edit",
     ),
-    "write": ("write", "write_file", "write_to_file", "create_file", "filewriteaction"),
-    "grep": ("grep", "grep_search", "search_file_content", "search", "codebase_search", "rg"),
+    "write": (
+        "write", "write_file", "writefile", "write_to_file", "create", "create_file",
+        "filewriteaction",
+    ),
+    "grep": (
+        "grep", "grep_search", "search_file_content", "search", "codebase_search", "rg",
+        "ripgrep", "search_file", "search_dir", "search_code",
+    ),
+    # Name searches (``find``) are globs, not listings: detectors class both as searches.
     "glob": ("glob", "find_by_name", "find", "find_file", "file_search"),
-    "ls": ("ls", "list_dir", "list_directory", "list_files"),
+    "ls": ("ls", "list_dir", "list_directory", "list_files", "tree"),
     "web": (
-        "webfetch", "websearch", "web_search", "web_fetch", "google_web_search", "search_web",
-        "read_url_content", "browse", "browser", "web_search_call", "browseinteractiveaction",
+        "web", "webfetch", "websearch", "web_search", "web_fetch", "google_web_search",
+        "search_web", "read_url_content", "browse", "browse_interactive", "browser",
+        "web_search_call", "browseinteractiveaction", "fetch", "navigate", "curl_url",
     ),
     "task": ("task", "agent", "invoke_subagent", "spawn_agent", "delegate", "subagent"),
+    "think": ("think", "reasoning", "thought"),
+    "finish": ("finish", "submit", "task_complete", "complete", "exit", "done"),
 }.items():
     for _n in _names:
         _TOOL_NAMES[_n] = _norm
 
 
 def normalize_tool(name: str | None) -> str:
-    """Map a raw tool name to ``bash/read/edit/write/grep/glob/ls/web/task/other``.
+    """Map a raw tool name to the shared vocabulary.
 
     Args:
         name: The tool name as the log spells it (``Bash``, ``exec_command``, ...).
 
     Returns:
-        The normalized name; ``other`` for tools with no common meaning (MCP tools, plans).
+        One of ``bash/read/edit/write/grep/glob/ls/web/task/think/finish``, or ``other``
+        for tools with no common meaning (MCP tools, plans).
     """
     if not name:
         return "other"
     key = name.strip().lower()
-    return _TOOL_NAMES.get(key, "other")
+    found = _TOOL_NAMES.get(key)
+    if found is not None:
+        return found
+    # OpenHands V1 splits its browser into browser_navigate, browser_click, ...
+    return "web" if key.startswith("browser") else "other"
 
 
 # Exit-code phrasings, one per format family; the first match wins.
@@ -82,7 +103,6 @@ EXIT_CODE_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 
-_EXIT_HINTS = ("xit code", "xit Code", "with code", "returncode>")
 _ANY_EXIT = re.compile("|".join(f"(?:{p.pattern})" for p in EXIT_CODE_PATTERNS), re.MULTILINE)
 
 
@@ -101,7 +121,9 @@ def parse_exit_code(text: str | None) -> int | None:
     # multi-megabyte outputs.
     probe = text if len(text) <= 8192 else text[:4096] + "\n" + text[-4096:]
     # Substring checks are C-speed; the alternation below is not, and most outputs state no code.
-    if not any(hint in probe for hint in _EXIT_HINTS):
+    # (Spelled out rather than any(...) over a tuple: this runs once per observation.)
+    if not ("xit code" in probe or "xit Code" in probe or "with code" in probe
+            or "returncode>" in probe):
         return None
     # One pass with every phrasing; the group that matched holds the code.
     m = _ANY_EXIT.search(probe)
@@ -143,6 +165,11 @@ def content_text(content: Any) -> str:
     return str(content)
 
 
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty dict (for tolerant field access)."""
+    return value if isinstance(value, dict) else {}
+
+
 def parse_args(value: Any) -> dict[str, Any]:
     """Tool arguments as a dict: JSON strings are decoded, other values wrapped.
 
@@ -168,25 +195,54 @@ def parse_args(value: Any) -> dict[str, Any]:
     return {"input": value}
 
 
-def as_int(value: Any) -> int:
-    """A token count as an int: bools, NaN, infinities, strings and None count as 0."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
+def as_int(value: Any) -> int | None:
+    """``value`` as an int when it is one, a whole float or a numeric string, else None.
+
+    Bools, NaN, infinities and fractions are not counts or exit codes: they give None, so
+    callers can tell "not logged" from zero.
+    """
+    # type() is exact, so bools (an int subclass) fall through to the None below.
+    if type(value) is int:
         return value
-    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
         return int(value)
-    return 0
+    if isinstance(value, float):
+        return int(value) if value.is_integer() else None
+    if isinstance(value, str):
+        s = value.strip()
+        if s.lstrip("-").isdigit():
+            return int(s)
+    return None
+
+
+def as_count(value: Any) -> int:
+    """A token count to add up: ``as_int(value)``, with anything unreadable counting 0."""
+    return as_int(value) or 0
 
 
 def bounded(text: str | None, limit: int = TASK_MAX_CHARS) -> str | None:
-    """Strip and cut ``text`` to ``limit`` characters (None and blank give None)."""
+    """Strip ``text`` and truncate it head+tail to ``limit`` characters (blank gives None).
+
+    ``normalize.truncate`` cuts at whitespace, so a secret is never split past redaction.
+    """
     if text is None:
         return None
     s = text.strip()
     if not s:
         return None
-    return s if len(s) <= limit else s[: limit - 3] + "..."
+    return truncate(s, limit)
+
+
+def epoch_to_iso(value: Any) -> str | None:
+    """ISO-8601 (UTC) for an epoch in seconds, or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), tz=timezone.utc).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def tool_step(
@@ -208,6 +264,9 @@ def tool_step(
     signature_text: str | None = None,
 ) -> Step:
     """Build a ``kind="tool"`` Step with the normalized fields filled in.
+
+    Adapters that only learn the observation later build the step with ``output=""`` and
+    fill it with ``set_output`` (the action key is not computed twice).
 
     Args:
         index: Dense position in the trajectory.
@@ -231,33 +290,61 @@ def tool_step(
         The Step.
     """
     norm = tool or normalize_tool(raw_tool)
-    failed = bool(exit_code) if is_error is None else is_error
     extra = dict(extra) if extra else {}
     if raw_tool is not None:
         extra.setdefault("raw_tool", raw_tool)
     # "other" alone would make every MCP tool look the same; keep the raw name in the key.
     key_tool = norm if norm != "other" or not raw_tool else f"other:{raw_tool}"
-    return Step(
+    step = Step(
         index=index,
         source_id=source_id,
         kind="tool",
         tool=norm,
         args=args,
         action_key=action_key(key_tool, args),
-        output=truncate(output, ctx.output_max_chars),
-        output_len=len(output),
-        exit_code=exit_code,
-        is_error=failed,
-        error_signature=(error_signature(output if signature_text is None else signature_text)
-                         or f"exit code {exit_code}")
-        if failed and (output or exit_code is not None)
-        else None,
         tokens=tokens,
         timestamp=timestamp,
         raw_ref=raw_ref,
         text=truncate(text, TEXT_MAX_CHARS) if text else "",
         extra=extra,
     )
+    set_output(step, output, ctx, exit_code=exit_code, is_error=is_error,
+               signature_text=signature_text)
+    return step
+
+
+def set_output(
+    step: Step,
+    output: str,
+    ctx: ParseContext,
+    *,
+    exit_code: int | None = None,
+    is_error: bool | None = None,
+    signature_text: str | None = None,
+) -> None:
+    """Attach an observation to a tool ``step``: bounded output, exit code, error fields.
+
+    Args:
+        step: The step built by ``tool_step`` (changed in place).
+        output: Full observation text; truncated head+tail to ``ctx.output_max_chars``.
+        ctx: Parse context (truncation bound).
+        exit_code: Exit status when known.
+        is_error: Failure flag; defaults to ``exit_code not in (None, 0)``.
+        signature_text: Text to take the error signature from instead of ``output``.
+    """
+    failed = bool(exit_code) if is_error is None else is_error
+    step.output = truncate(output, ctx.output_max_chars)
+    step.output_len = len(output)
+    step.exit_code = exit_code
+    step.is_error = failed
+    # The signature is only worth computing for failures: it is the costly part. A failure
+    # with no telling error line still groups by its exit code.
+    signature = None
+    if failed:
+        signature = error_signature(output if signature_text is None else signature_text)
+        if signature is None and exit_code is not None:
+            signature = f"exit code {exit_code}"
+    step.error_signature = signature
 
 
 def text_step(
@@ -299,14 +386,42 @@ def source_info(fmt: str, path: Path, stats: ReadStats) -> SourceInfo:
 
 
 def most_common(counter: Counter[str]) -> str | None:
-    """The most frequent key of ``counter`` (None when empty)."""
+    """The most frequent key of ``counter``, the first seen on ties (None when empty)."""
     if not counter:
         return None
     return counter.most_common(1)[0][0]
 
 
 def reindex(steps: list[Step]) -> list[Step]:
-    """Renumber ``steps`` densely from 0 (after dedupe/rewind removed some)."""
+    """Renumber ``steps`` densely from 0 (after dedupe/rewind/insertion changed them)."""
     for i, step in enumerate(steps):
         step.index = i
     return steps
+
+
+def opens_object(head: bytes) -> bool:
+    """True when a file's first bytes start a JSON object (a whole-file JSON document)."""
+    return head.lstrip()[:1] == b"{"
+
+
+def load_document(path: Path, ctx: ParseContext, stats: ReadStats, list_key: str,
+                  what: str) -> dict[str, Any]:
+    """Load a whole-file JSON object that must hold a list under ``list_key``.
+
+    Args:
+        path: The file.
+        ctx: Parse context (warnings of the reader).
+        stats: Receives the size and content hash.
+        list_key: The key whose list holds the steps (``trajectory``, ``messages``...).
+        what: The format's name for the error message (``a SWE-agent trajectory``).
+
+    Returns:
+        The decoded object.
+
+    Raises:
+        ParseFailure: The file is unreadable JSON, or not such an object.
+    """
+    data = load_json(path, ctx, stats)
+    if not isinstance(data, dict) or not isinstance(data.get(list_key), list):
+        raise ParseFailure(f"{path}: not {what} (no '{list_key}' list)")
+    return data

@@ -23,7 +23,7 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
-    as_int,
+    as_count,
     bounded,
     content_text,
     most_common,
@@ -83,8 +83,8 @@ def _steps(messages: list[tuple[dict[str, Any], int | None]], path: Path,
         total: int | None = None
         if tokens is not None:
             info["has_tokens"] = True
-            tin = as_int(tokens.get("input"))
-            tout = as_int(tokens.get("output")) + as_int(tokens.get("thoughts"))
+            tin = as_count(tokens.get("input"))
+            tout = as_count(tokens.get("output")) + as_count(tokens.get("thoughts"))
             info["tin"] += tin
             info["tout"] += tout
             total = tin + tout

@@ -13,28 +13,29 @@ feedback an ``error`` step. The final ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTP
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from ..errors import ParseFailure
-from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
+from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
-from ._steps import (
+from .common import (
     as_int,
-    as_text,
     bounded,
+    content_text,
     epoch_to_iso,
+    load_document,
     most_common,
-    normalize_tool,
     obj,
+    opens_object,
+    parse_args,
     set_output,
+    source_info,
     text_step,
     tool_step,
 )
-from .jsonio import ReadStats, load_json
+from .jsonio import ReadStats
 from .swe_agent import extract_task
 
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
@@ -64,7 +65,7 @@ class Adapter(base.Adapter):
 
     def sniff(self, path: Path, head: bytes) -> int:
         """Score by content: ``mini_version`` / ``trajectory_format``, or messages+returncode."""
-        if not head or not head.lstrip().startswith(b"{"):
+        if not opens_object(head):
             return 0
         if b'"mini_version"' in head or b'"trajectory_format": "mini-swe-agent' in head:
             return 95
@@ -76,16 +77,15 @@ class Adapter(base.Adapter):
         """Yield the one trajectory of a ``.traj.json`` file."""
         first_issue = len(ctx.issues)
         stats = ReadStats()
-        data = load_json(path, ctx, stats)
-        if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
-            raise ParseFailure(f"{path}: not a mini-swe-agent trajectory (no 'messages' list)")
+        data = load_document(path, ctx, stats, "messages", "a mini-swe-agent trajectory")
         info = obj(data.get("info"))
         raw = RawRef(str(path))
         steps: list[Step] = []
-        models: list[str] = []
+        models: Counter[str] = Counter()
         tokens_in = tokens_out = 0
         saw_usage = False
         task: str | None = None
+        seen_task = False  # the first user message is the task, even when it is blank
         pending: Step | None = None  # tool step waiting for its observation message
         by_call: dict[str, Step] = {}
         started_at: str | None = None
@@ -95,7 +95,7 @@ class Adapter(base.Adapter):
                          f"{type(msg).__name__}; skipped")
                 continue
             role = msg.get("role")
-            content = as_text(msg.get("content"))
+            content = content_text(msg.get("content"))
             extra = obj(msg.get("extra"))
             if role == "assistant":
                 tokens, ts, model = self._usage(extra)
@@ -104,7 +104,7 @@ class Adapter(base.Adapter):
                     tokens_in += tokens[0]
                     tokens_out += tokens[1]
                 if model:
-                    models.append(model)
+                    models[model] += 1
                 started_at = started_at or ts
                 step_tokens = sum(tokens) if tokens else None
                 calls = msg.get("tool_calls")
@@ -122,7 +122,7 @@ class Adapter(base.Adapter):
                     command = blocks[0].strip()
                     tool = "finish" if any(m in command for m in _SUBMIT_MARKERS) else "bash"
                     pending = tool_step(
-                        ctx, len(steps), str(i), tool, {"command": command},
+                        len(steps), str(i), None, {"command": command}, "", ctx, tool=tool,
                         tokens=step_tokens, timestamp=ts, raw_ref=raw,
                         text=content[: content.find("```")].strip(),
                     )
@@ -141,7 +141,8 @@ class Adapter(base.Adapter):
                     continue
                 self._observe(target, content, extra, ctx)
             elif role == "user":
-                if task is None:
+                if not seen_task:
+                    seen_task = True
                     task = extract_task(content)
                     steps.append(text_step(len(steps), str(i), "user", content, ctx,
                                            raw_ref=raw))
@@ -172,7 +173,7 @@ class Adapter(base.Adapter):
         traj = Trajectory(
             id=instance if isinstance(instance, str) and instance else
             (name[: -len(".traj.json")] if name.endswith(".traj.json") else path.stem),
-            source=SourceInfo(self.name, str(path), stats.content_hash, stats.size),
+            source=source_info(self.name, path, stats),
             agent="mini-swe-agent",
             agent_version=info.get("mini_version") if isinstance(info.get("mini_version"), str)
             else None,
@@ -182,7 +183,7 @@ class Adapter(base.Adapter):
             outcome=OutcomeHints(
                 exit_status=exit_status,
                 task_complete=True if exit_status in ("Submitted", "submitted") else None,
-                final_message=bounded(final) if final else None,
+                final_message=bounded(final),
             ),
             tokens_in=tokens_in if saw_usage else None,
             tokens_out=tokens_out if saw_usage else None,
@@ -233,21 +234,13 @@ class Adapter(base.Adapter):
                 continue
             fn = obj(call.get("function"))
             name = fn.get("name") if isinstance(fn.get("name"), str) else None
-            args: Any = fn.get("arguments")
-            if isinstance(args, str):
-                try:
-                    args = orjson.loads(args)
-                except orjson.JSONDecodeError:
-                    args = {"raw": args}
-            if not isinstance(args, dict):
-                args = {}
+            args = parse_args(fn.get("arguments"))
             cmd = args.get("command")
-            tool = normalize_tool(name)
-            if isinstance(cmd, str) and any(m in cmd for m in _SUBMIT_MARKERS):
-                tool = "finish"
+            submits = isinstance(cmd, str) and any(m in cmd for m in _SUBMIT_MARKERS)
             call_id = call.get("id")
             yield tool_step(
-                ctx, start + k, str(call_id) if call_id is not None else f"{msg_index}.{k}",
-                tool, args, tokens=tokens if k == 0 else None, timestamp=ts, raw_ref=raw,
-                text=text, extra={k2: v for k2, v in call.items() if k2 not in ("function", "id")},
+                start + k, str(call_id) if call_id is not None else f"{msg_index}.{k}",
+                name, args, "", ctx, tool="finish" if submits else None,
+                tokens=tokens if k == 0 else None, timestamp=ts, raw_ref=raw, text=text,
+                extra={k2: v for k2, v in call.items() if k2 not in ("function", "id")},
             )

@@ -20,6 +20,7 @@ when an editor observation starts with ``ERROR:``. An error observation with no 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,15 +31,17 @@ import orjson
 from ..errors import ParseFailure
 from ..hashing import content_hash
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
+from ..normalize import truncate
 from . import base
-from ._steps import (
+from .common import (
     as_int,
-    as_text,
     bounded,
+    content_text,
     most_common,
     normalize_tool,
     obj,
     set_output,
+    source_info,
     text_step,
     tool_step,
 )
@@ -78,7 +81,7 @@ class _Builder:
     steps: list[Step] = field(default_factory=list)
     pending: dict[str, Step] = field(default_factory=dict)
     last_unpaired: Step | None = None
-    models: list[str] = field(default_factory=list)
+    models: Counter[str] = field(default_factory=Counter)
     task: str | None = None
     outcome: OutcomeHints = field(default_factory=OutcomeHints)
     started_at: str | None = None
@@ -121,8 +124,8 @@ class _Builder:
 
     def _user_or_message(self, source: Any, text: str, sid: str, ts: Any, raw: RawRef) -> None:
         if source == "user":
-            if self.task is None and text.strip():
-                self.task = bounded(text.strip())
+            if self.task is None:
+                self.task = bounded(text)
             self._add(text_step(0, sid, "user", text, self.ctx, timestamp=_ts(ts), raw_ref=raw))
         else:
             self._add(text_step(0, sid, "message", text, self.ctx, timestamp=_ts(ts),
@@ -142,27 +145,28 @@ class _Builder:
         args = ev.get("args")
         if not isinstance(args, dict):
             args = {k: v for k, v in ev.items() if k not in _V0_META}
-        thought = as_text(args.get("thought")) or as_text(ev.get("thought"))
+        thought = content_text(args.get("thought")) or content_text(ev.get("thought"))
         ts = ev.get("timestamp")
         if action in _V0_SKIP_ACTIONS:
             return
         if action == "message":
-            text = as_text(args.get("content")) or as_text(ev.get("message"))
+            text = content_text(args.get("content")) or content_text(ev.get("message"))
             self._user_or_message(ev.get("source", "user" if self.task is None else "agent"),
                                   text, sid, ts, raw)
             return
         if action == "system":
-            text = as_text(args.get("content"))
+            text = content_text(args.get("content"))
             self._add(text_step(0, sid, "system", text, self.ctx, timestamp=_ts(ts), raw_ref=raw))
             return
         if action in _V0_COMPACTION:
-            self._add(text_step(0, sid, "compaction", as_text(args.get("summary")), self.ctx,
+            self._add(text_step(0, sid, "compaction", content_text(args.get("summary")), self.ctx,
                                 timestamp=_ts(ts), raw_ref=raw, extra={"action": action}))
             return
         meta = obj(ev.get("tool_call_metadata"))
         self._v0_model(meta)
-        tool = _V0_ACTION_TOOLS.get(action) or normalize_tool(meta.get("function_name")
-                                                                or action)
+        raw_tool = meta.get("function_name") if isinstance(meta.get("function_name"), str) \
+            else action
+        tool = _V0_ACTION_TOOLS.get(action) or normalize_tool(raw_tool)
         call_args = {k: v for k, v in args.items() if k != "thought" and k not in _V0_FLAGS}
         extra: dict[str, Any] = {"action": action}
         flags = {k: v for k, v in args.items() if k in _V0_FLAGS}
@@ -171,8 +175,8 @@ class _Builder:
         if isinstance(meta.get("function_name"), str):
             extra["function_name"] = meta["function_name"]
         step = self._add(tool_step(
-            self.ctx, 0, sid, tool, call_args, timestamp=_ts(ts), raw_ref=raw,
-            text=thought or as_text(ev.get("message")),
+            0, sid, raw_tool, call_args, "", self.ctx, tool=tool, timestamp=_ts(ts), raw_ref=raw,
+            text=thought or content_text(ev.get("message")),
             tokens=self._v0_tokens(ev.get("llm_metrics")), extra=extra,
         ))
         if action == "finish":
@@ -191,7 +195,7 @@ class _Builder:
         if obs in _V0_SKIP_OBS:
             return
         sid = str(ev.get("id", len(self.steps)))
-        content = as_text(ev.get("content"))
+        content = content_text(ev.get("content"))
         extras = obj(ev.get("extras"))
         if obs in _V0_COMPACTION:
             self._add(text_step(0, sid, "compaction", content, self.ctx,
@@ -219,8 +223,8 @@ class _Builder:
             meta = obj(ev.get("tool_call_metadata"))
             name = meta.get("function_name")
             step = self._add(tool_step(
-                self.ctx, 0, sid, normalize_tool(name) if isinstance(name, str) else "other",
-                {}, timestamp=_ts(ev.get("timestamp")), raw_ref=raw,
+                0, sid, name if isinstance(name, str) else None, {}, "", self.ctx,
+                timestamp=_ts(ev.get("timestamp")), raw_ref=raw,
                 extra={"observation": obs, "unpaired": True},
             ))
         self._observe(step, content, code, failed)
@@ -229,7 +233,7 @@ class _Builder:
     def _v0_model(self, meta: dict[str, Any]) -> None:
         resp = meta.get("model_response")
         if isinstance(resp, dict) and isinstance(resp.get("model"), str):
-            self.models.append(resp["model"])
+            self.models[resp["model"]] += 1
 
     def _v0_tokens(self, metrics: Any) -> int | None:
         """Tokens of this turn: the growth of the accumulated usage since the last action."""
@@ -255,17 +259,17 @@ class _Builder:
         if kind in _V1_SKIP:
             return
         if kind == "SystemPromptEvent":
-            self._add(text_step(0, sid, "system", as_text(ev.get("system_prompt")), self.ctx,
+            self._add(text_step(0, sid, "system", content_text(ev.get("system_prompt")), self.ctx,
                                 timestamp=ts, raw_ref=raw))
         elif kind == "MessageEvent":
             msg = obj(ev.get("llm_message"))
-            self._user_or_message(ev.get("source"), as_text(msg.get("content")), sid, ts, raw)
+            self._user_or_message(ev.get("source"), content_text(msg.get("content")), sid, ts, raw)
         elif kind == "ActionEvent":
             self._v1_action(ev, sid, ts, raw)
         elif kind in ("ObservationEvent", "UserRejectObservation", "AgentErrorEvent"):
             self._v1_result(ev, kind, sid, ts, raw)
         elif kind in _V1_COMPACTION:
-            text = as_text(ev.get("summary"))
+            text = content_text(ev.get("summary"))
             self._add(text_step(0, sid, "compaction", text, self.ctx, timestamp=ts, raw_ref=raw,
                                 extra={"kind": kind}))
         else:
@@ -284,9 +288,9 @@ class _Builder:
             tool = "write"
         elif akind == "FinishAction":
             tool = "finish"
-        thought = as_text(ev.get("thought"))
+        thought = content_text(ev.get("thought"))
         step = self._add(tool_step(
-            self.ctx, 0, sid, tool, args, timestamp=ts, raw_ref=raw, text=thought,
+            0, sid, name, args, "", self.ctx, tool=tool, timestamp=ts, raw_ref=raw, text=thought,
             extra={"tool_name": name, "action_kind": akind,
                    "tool_call_id": ev.get("tool_call_id")},
         ))
@@ -312,7 +316,7 @@ class _Builder:
                 del self.pending[k]
         obs = obj(ev.get("observation"))
         if kind == "ObservationEvent":
-            output = as_text(obs.get("content"))
+            output = content_text(obs.get("content"))
             if not output and isinstance(obs.get("output"), str):
                 output = obs["output"]
             meta = obj(obs.get("metadata"))
@@ -321,13 +325,13 @@ class _Builder:
                 code = as_int(meta.get("exit_code"))
             failed = obs.get("is_error") is True or bool(obs.get("error"))
         else:
-            output = as_text(ev.get("error") or ev.get("rejection_reason") or "")
+            output = content_text(ev.get("error") or ev.get("rejection_reason") or "")
             code, failed = None, True
         if step is None:
             if kind == "ObservationEvent" and not failed:
                 return
             name = ev.get("tool_name") if isinstance(ev.get("tool_name"), str) else None
-            step = self._add(tool_step(self.ctx, 0, sid, normalize_tool(name), {},
+            step = self._add(tool_step(0, sid, name, {}, "", self.ctx,
                                        timestamp=ts, raw_ref=raw,
                                        extra={"kind": kind, "unpaired": True}))
         self._observe(step, output, code, failed)
@@ -414,8 +418,7 @@ class Adapter(base.Adapter):
         raw = RawRef(str(path))
         for i, ev in enumerate(data):
             b.event(ev, raw, f"event[{i}]")
-        traj = self._finish(b, path.stem, SourceInfo(self.name, str(path), stats.content_hash,
-                                                      stats.size))
+        traj = self._finish(b, path.stem, source_info(self.name, path, stats))
         traj.issues = list(ctx.issues[first_issue:])
         return traj
 
@@ -449,8 +452,7 @@ class Adapter(base.Adapter):
         if isinstance(base_state.get("id"), str):
             sid = base_state["id"]
         self._apply_base_state(b, base_state)
-        traj = self._finish(b, sid, SourceInfo(self.name, str(path), stats.content_hash,
-                                               stats.size))
+        traj = self._finish(b, sid, source_info(self.name, path, stats))
         if isinstance(base_state.get("execution_status"), str):
             traj.outcome.exit_status = base_state["execution_status"]
         traj.issues = list(ctx.issues[first_issue:])
@@ -476,7 +478,7 @@ class Adapter(base.Adapter):
                                                    len(blob)))
             self._apply_eval(traj, rec)
             if traj.task is None and isinstance(rec.get("instruction"), str):
-                traj.task = bounded(rec["instruction"].strip())
+                traj.task = bounded(rec["instruction"])
             traj.issues = list(ctx.issues[first_issue:])
             traj.extra["line"] = lineno
             yield traj
@@ -502,7 +504,7 @@ class Adapter(base.Adapter):
         agent = obj(state.get("agent"))
         llm = obj(agent.get("llm"))
         if isinstance(llm.get("model"), str):
-            b.models.append(llm["model"])
+            b.models[llm["model"]] += 1
         st = obj(state.get("stats"))
         usage_map = obj(st.get("usage_to_metrics"))
         tin = tout = 0
@@ -544,7 +546,7 @@ class Adapter(base.Adapter):
             traj.extra["success"] = rec["success"]
         error = rec.get("error")
         if isinstance(error, str) and error.strip():
-            traj.outcome.exit_status = "error: " + bounded(error.strip().splitlines()[0], 300)
+            traj.outcome.exit_status = "error: " + truncate(error.strip().splitlines()[0], 300)
 
 
 __all__ = ["Adapter"]

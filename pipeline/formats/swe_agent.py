@@ -25,11 +25,22 @@ from typing import Any
 
 import orjson
 
-from ..errors import ParseFailure
-from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
+from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
-from ._steps import as_int, as_text, bounded, normalize_tool, obj, text_step, tool_step
-from .jsonio import ReadStats, load_json
+from .common import (
+    as_int,
+    bounded,
+    content_text,
+    load_document,
+    normalize_tool,
+    obj,
+    opens_object,
+    reindex,
+    source_info,
+    text_step,
+    tool_step,
+)
+from .jsonio import ReadStats
 
 _PROCESS_DONE = re.compile(r"///PROCESS-DONE:(-?\d+):PROCESS-DONE///")
 _HEAD_ERRORS = (
@@ -83,7 +94,7 @@ def swe_failed(observation: str) -> tuple[bool, int | None]:
     return False, exit_code
 
 
-def extract_task(text: str) -> str:
+def extract_task(text: str) -> str | None:
     """The issue text inside SWE-agent/SWE-bench prompt templates, else the text itself."""
     for start, end in (("<pr_description>", "</pr_description>"), ("ISSUE:\n", "\n\nINSTRUCTIONS:"),
                        ("<issue_description>", "</issue_description>")):
@@ -92,8 +103,8 @@ def extract_task(text: str) -> str:
             j = text.find(end, i)
             body = text[i + len(start): j if j > i else None]
             body = body.replace("Consider the following PR description:", "", 1)
-            return bounded(body.strip())
-    return bounded(text.strip())
+            return bounded(body)
+    return bounded(text)
 
 
 def _tool_for(action: str) -> str:
@@ -135,7 +146,7 @@ class Adapter(base.Adapter):
 
     def sniff(self, path: Path, head: bytes) -> int:
         """Score by content: a JSON object with a ``trajectory`` list of action/observation."""
-        if not head or not head.lstrip().startswith(b"{"):
+        if not opens_object(head):
             return 0
         if b'"mini_version"' in head or b"<returncode>" in head:
             return 0
@@ -151,9 +162,7 @@ class Adapter(base.Adapter):
         """Yield the one trajectory of a ``.traj`` file."""
         first_issue = len(ctx.issues)
         stats = ReadStats()
-        data = load_json(path, ctx, stats)
-        if not isinstance(data, dict) or not isinstance(data.get("trajectory"), list):
-            raise ParseFailure(f"{path}: not a SWE-agent trajectory (no 'trajectory' list)")
+        data = load_document(path, ctx, stats, "trajectory", "a SWE-agent trajectory")
         info = obj(data.get("info"))
         steps: list[Step] = []
         raw = RawRef(str(path))
@@ -168,7 +177,7 @@ class Adapter(base.Adapter):
                          "skipped")
                 continue
             observation = entry.get("observation")
-            obs = observation if isinstance(observation, str) else as_text(observation)
+            obs = content_text(observation)
             is_error, exit_code = swe_failed(obs)
             if exit_code is not None:
                 obs = _PROCESS_DONE.sub("", obs)
@@ -178,15 +187,14 @@ class Adapter(base.Adapter):
             extra = {k: v for k, v in entry.items() if k not in _STEP_KEYS}
             command = action.strip()
             steps.append(tool_step(
-                ctx, len(steps), str(i), _tool_for(command), {"command": command}, obs,
-                exit_code=exit_code, is_error=is_error, raw_ref=raw, text=thought or "",
-                extra=extra,
+                len(steps), str(i), None, {"command": command}, obs, ctx,
+                tool=_tool_for(command), exit_code=exit_code, is_error=is_error, raw_ref=raw,
+                text=thought or "", extra=extra,
             ))
         task = self._task(data.get("history"))
         if task:
             steps.insert(0, text_step(0, "task", "user", task, ctx, raw_ref=raw))
-            for n, s in enumerate(steps):
-                s.index = n
+            reindex(steps)
         exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
         stats_ = obj(info.get("model_stats"))
         sent, received = as_int(stats_.get("tokens_sent")), as_int(stats_.get("tokens_received"))
@@ -197,7 +205,7 @@ class Adapter(base.Adapter):
         final = next((s.text for s in reversed(steps) if s.kind == "tool" and s.text), None)
         traj = Trajectory(
             id=path.name[: -len(".traj")] if path.name.endswith(".traj") else path.stem,
-            source=SourceInfo(self.name, str(path), stats.content_hash, stats.size),
+            source=source_info(self.name, path, stats),
             agent="swe-agent",
             agent_version=info.get("swe_agent_version") or info.get("sweagent_version"),
             model=model,
@@ -206,7 +214,7 @@ class Adapter(base.Adapter):
             outcome=OutcomeHints(
                 exit_status=exit_status,
                 task_complete=True if exit_status == "submitted" else None,
-                final_message=bounded(final) if final else None,
+                final_message=bounded(final),
             ),
             tokens_in=sent,
             tokens_out=received,
@@ -225,7 +233,7 @@ class Adapter(base.Adapter):
         for msg in history:
             if not isinstance(msg, dict) or msg.get("role") != "user" or msg.get("is_demo"):
                 continue
-            text = as_text(msg.get("content"))
+            text = content_text(msg.get("content"))
             if text.strip():
                 return extract_task(text)
         return None
