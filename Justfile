@@ -11,5 +11,5 @@ check:
     bash .ci/run
 
 bench:
-    .venv/bin/python bench/detect.py --max 100000
+    .venv/bin/python bench/detect.py
     .venv/bin/python bench/nightly.py

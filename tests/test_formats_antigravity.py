@@ -43,7 +43,10 @@ def count_calls(path: Path) -> tuple[int, int]:
 def test_brain_folder_is_one_session() -> None:
     issues: list = []
     sources = list(discover([FIXTURES / "antigravity"], issues=issues))
-    assert sources == [SessionSource(BRAIN, "antigravity", is_dir=True)]
+    # Two brain folders; the third (a sub-agent) comes with its parent.
+    parent = BRAIN.with_name("5b7d9e21-4c3a-4f0e-9a8b-1d2c3e4f5a6b")
+    assert sources == [SessionSource(BRAIN, "antigravity", is_dir=True),
+                       SessionSource(parent, "antigravity", is_dir=True)]
     assert not issues
 
 
@@ -103,3 +106,26 @@ def test_user_request_unwrapped_and_subagent_ids(shared_trajectories: Path) -> N
     assert parse_one(pf / "transcript.fixture-agysource.jsonl").task == "fix the bug"
     sub = parse_one(pf / "transcript.fixture-subagent.jsonl")
     assert sub.extra["subagent_ids"] == ["9c036cf3-623e-4f36-9700-68577dfc9226"]
+
+
+def test_subagent_brain_is_attached_to_its_parent_and_reported_once() -> None:
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import discover, parse_source
+
+    brains = FIXTURES / "antigravity" / "brain"
+    issues: list = []
+    sources = list(discover([brains], issues=issues))
+    child = "9f8e7d6c-5b4a-4c3d-8e2f-1a0b9c8d7e6f"
+    parent = "5b7d9e21-4c3a-4f0e-9a8b-1d2c3e4f5a6b"
+    assert child not in {s.path.name for s in sources}  # found through its parent only
+    by_id = {}
+    for src in sources:
+        for traj in parse_source(src, ParseContext()):
+            by_id[traj.id] = traj
+    (sub,) = by_id[parent].subagents
+    assert sub.id == child and sub.parent_session_id == parent
+    assert sub.source.path.endswith(child) and sub.tool_calls == 2
+    assert sub.task == "Map how export.py builds CSV rows."
+    # Pointed at directly, the sub-agent still knows its parent.
+    (alone,) = parse_source(discover([brains / child], issues=issues).__next__(), ParseContext())
+    assert alone.parent_session_id == parent and not issues

@@ -73,7 +73,7 @@ def test_whole_fixture_tree_in_one_batch() -> None:
     trajs, issues = parse_all(*(FIXTURES / d for d in
                                 ("claude-code", "codex", "gemini-cli", "antigravity")))
     assert sorted(t.source.format for t in trajs) == [
-        "antigravity", "claude-code", "codex", "gemini-cli", "gemini-cli"]
+        "antigravity", "antigravity", "claude-code", "codex", "gemini-cli", "gemini-cli"]
     assert not issues
 
 

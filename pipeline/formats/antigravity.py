@@ -16,6 +16,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ _USER_REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.DOTAL
 _MODEL_CHANGE = re.compile(r"setting `Model Selection` from .*? to ([^\n]+?)\.?\s*$",
                            re.MULTILINE)
 _SUBAGENT_ID = re.compile(r'"conversationId":\s*"([^"]+)"')
+# The same id as it sits in the raw JSONL bytes (inside a JSON string, quotes escaped).
+_SUBAGENT_ID_RAW = re.compile(rb'conversationId\\?":\s*\\?"([0-9A-Za-z_.-]+)')
 _FAILED_STATUS = frozenset({"ERROR", "FAILED", "CANCELED", "CANCELLED"})
 # Result record types -> the tool that produced them, for results with no planner call.
 _RESULT_TOOL = {
@@ -78,6 +81,43 @@ def _decode_args(args: Any) -> dict[str, Any]:
 def _unwrap_request(text: str) -> str:
     m = _USER_REQUEST.search(text)
     return m.group(1) if m else text
+
+
+def _children(brain_root: Path) -> dict[str, str]:
+    """Sub-agent brain id -> parent brain id, for the brain folders under ``brain_root``.
+
+    A parent announces each sub-agent in an INVOKE_SUBAGENT result ("conversationId": ...);
+    the sub-agent's transcript lives in a sibling brain folder named by that id. Cached per
+    folder state, since discovery asks once per sibling.
+    """
+    try:
+        stamp = brain_root.stat().st_mtime_ns
+    except OSError:
+        return {}
+    return _children_cached(brain_root, stamp)
+
+
+@lru_cache(maxsize=32)
+def _children_cached(brain_root: Path, stamp: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    try:
+        brains = [p for p in brain_root.iterdir() if p.is_dir()]
+    except OSError:
+        return out
+    for brain in brains:
+        logs = _logs_dir(brain)
+        if logs is None:
+            continue
+        for name in ("transcript_full.jsonl", "transcript.jsonl"):
+            try:
+                data = (logs / name).read_bytes()
+            except OSError:
+                continue
+            if b"INVOKE_SUBAGENT" in data:
+                for child in _SUBAGENT_ID_RAW.findall(data):
+                    out.setdefault(child.decode("utf-8", "replace"), brain.name)
+            break
+    return out
 
 
 def _logs_dir(path: Path) -> Path | None:
@@ -228,8 +268,16 @@ class Adapter(base.Adapter):
         """A brain folder (or its logs folder) holding a transcript."""
         return _logs_dir(path) is not None
 
+    def is_subsession(self, path: Path) -> bool:
+        """A brain folder that a sibling brain invoked as its sub-agent."""
+        return path.name in _children(path.parent)
+
     def parse(self, path: Path, ctx: ParseContext) -> Iterator[Trajectory]:
         """Yield the session of a brain folder or a single transcript file."""
+        yield from self._parse(path, ctx, frozenset())
+
+    def _parse(self, path: Path, ctx: ParseContext, seen: frozenset[str]
+               ) -> Iterator[Trajectory]:
         stats = ReadStats()
         if path.is_dir():
             logs = _logs_dir(path)
@@ -256,9 +304,22 @@ class Adapter(base.Adapter):
             extra["artifacts"] = artifacts
         if p.subagent_ids:
             extra["subagent_ids"] = p.subagent_ids
+        subagents: list[Trajectory] = []
+        parent_id: str | None = None
+        if path.is_dir():
+            siblings = _children(brain.parent)
+            parent_id = siblings.get(session_id)
+            for child_id in dict.fromkeys(p.subagent_ids):
+                child = brain.parent / child_id
+                # `seen` stops a (corrupt) pair of brains invoking each other from recursing.
+                if child_id not in seen and siblings.get(child_id) == session_id and \
+                        _logs_dir(child) is not None:
+                    subagents.extend(self._parse(child, ctx, seen | {session_id}))
         yield Trajectory(
             id=session_id,
             source=source_info(NAME, brain, stats),
+            subagents=subagents,
+            parent_session_id=parent_id,
             agent=NAME,
             model=p.model,
             task=p.task,

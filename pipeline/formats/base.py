@@ -52,6 +52,13 @@ class Adapter(ABC):
         """True when the folder ``path`` is one session in this format (brain, conversation)."""
         return False
 
+    def is_subsession(self, path: Path) -> bool:
+        """True when the claimed folder ``path`` is a sub-agent that its parent's parse attaches.
+
+        Discovery then skips it while walking, so it is reported once, under its parent.
+        """
+        return False
+
     @abstractmethod
     def parse(self, path: Path, ctx: ParseContext) -> Iterator[Trajectory]:
         """Yield the trajectories in ``path`` (a file, or a folder this adapter claimed)."""

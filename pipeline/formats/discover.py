@@ -165,10 +165,14 @@ def _walk(
     forced: Adapter | None,
     adapters: list[Adapter],
     issues: list[ParseIssue],
+    explicit: bool = False,
 ) -> Iterator[SessionSource]:
     for adapter in adapters if forced is None else [forced]:
         if adapter.claims_dir(root):
-            yield SessionSource(root, adapter.name, is_dir=True)
+            # A sub-agent folder met while walking comes with its parent; named by the user,
+            # it is read on its own.
+            if explicit or not adapter.is_subsession(root):
+                yield SessionSource(root, adapter.name, is_dir=True)
             return
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
@@ -215,7 +219,7 @@ def discover(
     adapters = available_adapters()
     for path in paths:
         if path.is_dir():
-            yield from _walk(path, forced, adapters, issues)
+            yield from _walk(path, forced, adapters, issues, explicit=True)
         elif path.exists():
             src = _classify_file(path, forced, adapters, issues, explicit=True)
             if src is not None:
