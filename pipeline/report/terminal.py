@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterable
 
 from ..analyze import SessionReport
@@ -23,9 +24,16 @@ def _steps(f: Finding) -> str:
     return ",".join(str(s)[:10] for s in ids)
 
 
-def findings_table(findings: list[Finding]) -> list[str]:
-    """Rows of the findings table (kind, steps, wasted, evidence, resolution)."""
-    rows = [f"    {'KIND':<16} {'STEPS':<24} {'WASTED':>6}  {'EVIDENCE':<44} RESOLUTION"]
+def findings_table(findings: list[Finding], width: int | None = None) -> list[str]:
+    """Rows of the findings table (kind, steps, wasted, evidence, resolution).
+
+    Evidence and resolution share what the terminal leaves after the fixed columns.
+    """
+    width = width or shutil.get_terminal_size((140, 24)).columns
+    free = max(60, width - 4 - 16 - 1 - 24 - 1 - 6 - 2 - 1)
+    ev_w = max(36, free * 3 // 5)
+    res_w = max(24, free - ev_w - 1)
+    rows = [f"    {'KIND':<16} {'STEPS':<24} {'WASTED':>6}  {'EVIDENCE':<{ev_w}} RESOLUTION"]
     for f in findings:
         evidence = f.summary or (f.evidence[0].quote if f.evidence else "")
         if f.resolution:
@@ -34,7 +42,7 @@ def findings_table(findings: list[Finding]) -> list[str]:
             resolution = "-"
         rows.append(
             f"    {f.kind:<16} {_cell(_steps(f), 24):<24} {f.wasted_steps:>6}  "
-            f"{_cell(evidence, 44):<44} {_cell(resolution, 50)}"
+            f"{_cell(evidence, ev_w):<{ev_w}} {_cell(resolution, res_w)}"
         )
     return rows
 
