@@ -67,7 +67,7 @@ _SUMMARY = re.compile(r"^=*\s*\d+ (?:failed|passed|errors?)\b|^FAILED |^ERROR |^
 _TAIL_CHARS = 20_000
 
 _TMP_PATH = re.compile(r"(/tmp|/var/folders|/private/var)/[^\s'\":()]+")
-_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b[0-9a-f]{7,64}\b")
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9]*[a-f])[0-9a-f]{7,64}\b")
 _QUOTED = re.compile(r"'[^'\n]{0,200}'|\"[^\"\n]{0,200}\"|`[^`\n]{0,200}`")
 _NUM = re.compile(r"\d+(\.\d+)?")
 _LINE_REF = re.compile(r"line \d+")
