@@ -213,3 +213,15 @@ def test_eight_concurrent_create_processes(tmp_path: Path) -> None:
     listed = [e.exp_id for e in Store(root).index_entries()]
     assert sorted(listed) == sorted(ids)
     assert validate_store(root) == []
+
+
+def test_validate_reports_an_impossible_date_without_a_traceback(tmp_path: Path) -> None:
+    store = tmp_path / "experiences"
+    shutil.copytree(Path(__file__).resolve().parent.parent / "experiences", store)
+    exp = sorted(store.glob("*/EXP-*.md"))[0]
+    text = exp.read_text().replace('created_at: "', "created_at: 2026-13-45\nx: \"", 1)
+    exp.write_text(text)
+    result = CliRunner().invoke(main, ["validate", str(store)])
+    assert result.exit_code == 1
+    assert f"{exp}:2: invalid YAML frontmatter: month must be in 1..12" in result.output
+    assert "Traceback" not in result.output

@@ -67,6 +67,10 @@ def load_yaml(yaml_text: str, *, where: str, first_line: int = 1) -> Any:
         line = first_line + mark.line if mark is not None else first_line
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise StoreError(f"{where}:{line}: invalid YAML frontmatter: {problem}") from None
+    except (ValueError, TypeError, RecursionError) as exc:
+        # PyYAML's constructors raise plain errors for values it parsed but cannot build,
+        # e.g. the timestamp 2026-13-45 ("month must be in 1..12").
+        raise StoreError(f"{where}:{first_line}: invalid YAML frontmatter: {exc}") from None
 
 
 def key_line(split: Split, key: str) -> int:
