@@ -15,6 +15,10 @@ class InvalidIdentifier(StoreError):
     """A domain or experience id is malformed or tries to escape the store."""
 
 
+class LedgerError(OrfError):
+    """The ledger database cannot be opened or is not an orf ledger."""
+
+
 class LockTimeout(OrfError):
     """Another process held the store lock past the timeout."""
 

@@ -18,6 +18,8 @@ from typing import Any
 
 import orjson
 
+from .errors import LedgerError
+
 MIGRATIONS: list[str] = [
     # 1: initial schema
     """
@@ -122,16 +124,22 @@ class Ledger:
     """A connection to the ledger database (one per process/thread)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        # isolation_level=None: explicit transactions only, so each write commits at once.
-        self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None,
-                                  check_same_thread=False)
-        self.db.row_factory = sqlite3.Row
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("PRAGMA busy_timeout=30000")
-        self._migrate()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            # isolation_level=None: explicit transactions only, so each write commits at once.
+            self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None,
+                                      check_same_thread=False)
+            self.db.row_factory = sqlite3.Row
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute("PRAGMA busy_timeout=30000")
+            self._migrate()
+        except (sqlite3.DatabaseError, OSError) as exc:
+            raise LedgerError(
+                f"{path}: cannot use this file as the orf ledger ({exc}); move it aside or "
+                "point --ledger / ORF_LEDGER elsewhere"
+            ) from exc
 
     def _migrate(self) -> None:
         version = int(self.db.execute("PRAGMA user_version").fetchone()[0])

@@ -111,3 +111,13 @@ def test_two_processes_open_and_write_the_same_fresh_ledger(tmp_path: Path) -> N
         assert count == 100
         assert ledger.cached_response("a-49") == "a" and ledger.cached_response("b-0") == "b"
         assert ledger.db.execute("SELECT COUNT(*) FROM sources").fetchone()[0] == 100
+
+
+def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path: Path) -> None:
+    from pipeline.errors import LedgerError
+
+    bogus = tmp_path / "ledger.db"
+    bogus.write_text("not sqlite")
+    with pytest.raises(LedgerError) as err:
+        Ledger(bogus)
+    assert str(err.value).startswith(f"{bogus}: cannot use this file as the orf ledger")
