@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from pipeline.ledger import MIGRATIONS, Ledger
 
 
