@@ -9,12 +9,17 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .detect import detect_all
 from .formats.base import ParseContext
 from .formats.discover import discover, parse_source
 from .model import Draft, Finding, ParseIssue, Trajectory, Verdict
+
+if TYPE_CHECKING:
+    from .llm.backend import Backend
+    from .stages.view import StoreContext
 
 
 @dataclass
@@ -66,25 +71,56 @@ def analyze_paths(
     fmt: str | None = None,
     draft: bool = False,
 ) -> Iterator[SessionReport]:
-    """Yield one report per session under ``paths``.
+    """Yield one report per session under ``paths``, in discovery order.
 
     Without ``draft`` the verdict comes from the log's own signals only (no LLM call). With
-    ``draft`` the configured backend judges and drafts; nothing is written to the store.
+    ``draft`` the configured backend judges and drafts, ``settings.concurrency`` sessions at a
+    time; nothing is written to the store.
     """
     from .stages.judge import judge
 
-    backend = _backend(settings, draft)
-    context = _store_context(settings) if draft else None
-    for traj in iter_trajectories(paths, settings, issues, fmt):
-        findings = detect_all(traj, settings.detect)
-        report = SessionReport(traj, findings)
-        report.verdict = judge(traj, findings, backend)
-        if draft and findings and context is not None:
-            _draft_into(report, backend, context)
+    sessions = ((t, detect_all(t, settings.detect))
+                for t in iter_trajectories(paths, settings, issues, fmt))
+    if not draft:
+        offline = _backend(settings, False)
+        for traj, findings in sessions:
+            yield SessionReport(traj, findings, judge(traj, findings, offline))
+        return
+    backend = _backend(settings, True)
+    context = _store_context(settings)
+    # Chunks keep output streaming on a big folder while the pool stays busy.
+    chunk: list[tuple[Trajectory, list[Finding]]] = []
+    for item in sessions:
+        chunk.append(item)
+        if len(chunk) >= 4 * max(1, settings.concurrency):
+            yield from _draft_chunk(chunk, backend, context, settings)
+            chunk = []
+    yield from _draft_chunk(chunk, backend, context, settings)
+
+
+def _draft_chunk(
+    chunk: list[tuple[Trajectory, list[Finding]]],
+    backend: Backend,
+    context: StoreContext,
+    settings: Settings,
+) -> Iterator[SessionReport]:
+    from .llm.screen import screen_draft
+    from .stages.llm_run import analyze_many
+
+    for result in analyze_many(chunk, backend, context, concurrency=settings.concurrency):
+        report = SessionReport(result.trajectory, result.findings, result.verdict)
+        report.draft_failures.extend(result.failures)
+        for candidate in result.drafts:
+            reasons = screen_draft(candidate)
+            if reasons:
+                report.draft_failures.append(
+                    f"dropped {candidate.title!r}: " + "; ".join(reasons))
+            else:
+                report.drafts.append(candidate)
         yield report
 
 
-def _backend(settings: Settings, draft: bool):  # type: ignore[no-untyped-def]
+def _backend(settings: Settings, draft: bool) -> Backend:
     from .llm.backend import get_backend
 
     if not draft:
@@ -95,7 +131,7 @@ def _backend(settings: Settings, draft: bool):  # type: ignore[no-untyped-def]
     return get_backend(settings, Ledger(settings.ledger_path))
 
 
-def _store_context(settings: Settings):  # type: ignore[no-untyped-def]
+def _store_context(settings: Settings) -> StoreContext:
     from .stages.draft import StoreContext
 
     try:
@@ -110,18 +146,3 @@ def _store_context(settings: Settings):  # type: ignore[no-untyped-def]
     except Exception:  # noqa: BLE001 - a broken store must not stop an analysis
         pass
     return StoreContext(categories=[], titles=[])
-
-
-def _draft_into(report: SessionReport, backend, context) -> None:  # type: ignore[no-untyped-def]
-    from .llm.screen import screen_draft
-    from .stages.draft import draft
-
-    assert report.verdict is not None
-    result = draft(report.trajectory, report.findings, report.verdict, backend, context)
-    report.draft_failures.extend(result.failures)
-    for candidate in result.drafts:
-        reasons = screen_draft(candidate)
-        if reasons:
-            report.draft_failures.append(f"dropped {candidate.title!r}: " + "; ".join(reasons))
-        else:
-            report.drafts.append(candidate)

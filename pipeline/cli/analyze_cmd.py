@@ -13,6 +13,7 @@ from .app import (
     EXIT_ERROR,
     EXIT_OK,
     EXIT_PARTIAL,
+    concurrency_option,
     main,
     settings_from,
     store_option,
@@ -37,6 +38,7 @@ from .app import (
 @click.option("--output-max-chars", type=int, default=None,
               help="Truncate step outputs past this many characters (default 4000).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list skipped files/lines on stderr.")
+@concurrency_option
 @store_option
 def analyze(
     paths: tuple[Path, ...],
@@ -48,6 +50,7 @@ def analyze(
     html_path: Path | None,
     output_max_chars: int | None,
     quiet: bool,
+    concurrency: int | None,
     store: Path | None,
 ) -> None:
     """Analyze agent session logs: steps, failures, tokens and wasted-step loops.
@@ -75,7 +78,8 @@ def analyze(
             param_hint="--format",
         )
     settings = settings_from(
-        store=store, backend=backend, model=model, output_max_chars=output_max_chars
+        store=store, backend=backend, model=model, output_max_chars=output_max_chars,
+        concurrency=concurrency,
     )
     issues: list = []  # type: ignore[type-arg]
     reports = []

@@ -82,6 +82,17 @@ def ledger_option(f: F) -> F:
     )(f)
 
 
+def concurrency_option(f: F) -> F:
+    """``--concurrency N`` online LLM calls in flight (env ORF_CONCURRENCY)."""
+    return click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        envvar="ORF_CONCURRENCY",
+        default=None,
+        help="Online LLM calls in flight at once (default 4, env ORF_CONCURRENCY).",
+    )(f)
+
+
 def json_option(f: F) -> F:
     """``--json`` for machine-readable output."""
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(f)

@@ -13,6 +13,7 @@ import orjson
 from .app import (
     EXIT_CODES_HELP,
     EXIT_OK,
+    concurrency_option,
     json_option,
     ledger_option,
     main,
@@ -101,10 +102,12 @@ class _Progress:
 @click.option("--max-sessions", type=click.IntRange(min=0), default=None,
               help="At most this many sessions go to judge/draft per run (most wasted first).")
 @click.option("--format", "fmt", default=None, help="Force the log format (skip sniffing).")
+@concurrency_option
 def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backend: str | None,
          model: str | None, batch: bool, jobs: int | None, since: str | None, dry_run: bool,
          quiet: bool, as_json: bool, default_locations: bool, lock_timeout: float | None,
-         min_wasted_steps: int | None, max_sessions: int | None, fmt: str | None) -> None:
+         min_wasted_steps: int | None, max_sessions: int | None, fmt: str | None,
+         concurrency: int | None) -> None:
     """Mine session logs for wasted-step loops and write new candidate playbooks.
 
     Incremental: logs the ledger has seen unchanged are skipped, so a rerun over the same logs
@@ -124,7 +127,7 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
     settings = settings_from(store=store, ledger=ledger, backend=backend, model=model,
                              jobs=jobs, lock_timeout_s=lock_timeout,
                              min_wasted_steps=min_wasted_steps,
-                             max_sessions_per_run=max_sessions)
+                             max_sessions_per_run=max_sessions, concurrency=concurrency)
 
     progress = _Progress()
 

@@ -8,6 +8,7 @@ detectors can compare steps across formats.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from datetime import datetime, timezone
@@ -17,7 +18,7 @@ from typing import Any
 import orjson
 
 from ..errors import ParseFailure
-from ..model import RawRef, SourceInfo, Step, StepKind
+from ..model import OutcomeHints, RawRef, SourceInfo, Step, StepKind, Trajectory
 from ..normalize import action_key, error_signature, truncate
 from .base import ParseContext
 from .jsonio import ReadStats, load_json
@@ -72,6 +73,58 @@ for _norm, _names in {
         _TOOL_NAMES[_n] = _norm
 
 
+# What turning one record into steps raises when a field has an unexpected type: a list
+# where a string was expected (unhashable in a set lookup, no ``.strip``), a missing key...
+# OverflowError covers numbers too large for a float or a timestamp.
+RECORD_ERRORS: tuple[type[Exception], ...] = (
+    TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError,
+)
+"""Exceptions ``skip_record`` turns into a warning for one record."""
+_REASON_MAX_CHARS = 160
+
+
+def skip_record(ctx: ParseContext, path: Path | str, line: int | None, what: str,
+                exc: BaseException) -> None:
+    """Report a record that could not be turned into steps; the caller skips it.
+
+    Adapters wrap their per-record loop body in ``try: ... except RECORD_ERRORS as exc:
+    skip_record(...)``: a try block costs nothing in CPython 3.11+ when nothing is raised,
+    so the hot path stays as fast as it was, and one wrongly typed field loses one record
+    instead of the whole session. ``ORF_RAISE_ERRORS`` re-raises, for debugging.
+
+    Args:
+        ctx: Parse context receiving the warning.
+        path: The file the record is in.
+        line: Its 1-based line (None for whole-file JSON documents).
+        what: The record, as a user would find it (``record``, ``messages[3]``).
+        exc: What was raised while reading it.
+    """
+    if os.environ.get("ORF_RAISE_ERRORS"):
+        raise exc
+    reason = f"{type(exc).__name__}: {exc}"
+    if len(reason) > _REASON_MAX_CHARS:
+        reason = reason[:_REASON_MAX_CHARS] + "..."
+    ctx.warn(path, line, f"{what} has an unexpected shape ({reason}); skipped")
+
+
+def as_str(value: Any) -> str | None:
+    """``value`` when it is a string, else None (for ids, names and timestamps)."""
+    return value if type(value) is str else None
+
+
+def as_key(value: Any) -> str | None:
+    """An id usable as a dict key: strings as they are, ints as text, anything else None.
+
+    A list or an object where a call id is expected must neither crash a lookup
+    (unhashable) nor pair unrelated records through a shared ``str()`` of it.
+    """
+    if type(value) is str:
+        return value
+    if type(value) is int:
+        return str(value)
+    return None
+
+
 def normalize_tool(name: str | None) -> str:
     """Map a raw tool name to the shared vocabulary.
 
@@ -82,7 +135,7 @@ def normalize_tool(name: str | None) -> str:
         One of ``bash/read/edit/write/grep/glob/ls/web/task/think/finish``, or ``other``
         for tools with no common meaning (MCP tools, plans).
     """
-    if not name:
+    if not name or type(name) is not str:
         return "other"
     key = name.strip().lower()
     found = _TOOL_NAMES.get(key)
@@ -289,6 +342,20 @@ def tool_step(
     Returns:
         The Step.
     """
+    # A log's field of the wrong type is dropped here, once for every format, rather than
+    # letting a list reach a detector that expects a timestamp or a name.
+    if raw_tool is not None and type(raw_tool) is not str:
+        raw_tool = None
+    if timestamp is not None and type(timestamp) is not str:
+        timestamp = None
+    if tokens is not None and type(tokens) is not int:
+        tokens = as_int(tokens)
+    if type(args) is not dict:
+        args = parse_args(args)
+    if type(text) is not str:
+        text = content_text(text)
+    if type(source_id) is not str:
+        source_id = str(source_id)
     norm = tool or normalize_tool(raw_tool)
     extra = dict(extra) if extra else {}
     if raw_tool is not None:
@@ -332,7 +399,11 @@ def set_output(
         is_error: Failure flag; defaults to ``exit_code not in (None, 0)``.
         signature_text: Text to take the error signature from instead of ``output``.
     """
-    failed = bool(exit_code) if is_error is None else is_error
+    if type(output) is not str:
+        output = content_text(output)
+    if exit_code is not None and type(exit_code) is not int:
+        exit_code = as_int(exit_code)
+    failed = bool(exit_code) if is_error is None else bool(is_error)
     step.output = truncate(output, ctx.output_max_chars)
     step.output_len = len(output)
     step.exit_code = exit_code
@@ -364,6 +435,14 @@ def text_step(
 
     The text goes into ``output`` (truncated) so reports and detectors read one field.
     """
+    if type(text) is not str:
+        text = content_text(text)
+    if timestamp is not None and type(timestamp) is not str:
+        timestamp = None
+    if tokens is not None and type(tokens) is not int:
+        tokens = as_int(tokens)
+    if type(source_id) is not str:
+        source_id = str(source_id)
     return Step(
         index=index,
         source_id=source_id,
