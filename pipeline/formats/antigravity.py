@@ -26,9 +26,11 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
+    RECORD_ERRORS,
     bounded,
     content_text,
     parse_exit_code,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -138,6 +140,12 @@ def _records(path: Path, ctx: ParseContext, stats: ReadStats
             continue
         if dedupe:
             key = (rec.get("step_index"), rec.get("type"), rec.get("source"))
+            try:
+                hash(key)
+            except TypeError:
+                # A list or object in a key field cannot name a snapshot: keep the record
+                # on its own rather than merge it with an unrelated one.
+                key = ("line", lineno, None)
             if key in keyed:
                 # Keep the first position, take the latest snapshot's content.
                 keyed[key] = (keyed[key][0], rec)
@@ -216,7 +224,10 @@ class _Parser:
                 self.model = m.group(1).strip()
         elif rtype == "PLANNER_RESPONSE":
             self._flush()
-            calls = [c for c in rec.get("tool_calls") or [] if isinstance(c, dict)]
+            raw_calls = rec.get("tool_calls")
+            # A non-list here loses the calls, not the planner's text.
+            calls = [c for c in raw_calls if isinstance(c, dict)] \
+                if isinstance(raw_calls, list) else []
             thinking = content_text(rec.get("thinking"))
             if content.strip():
                 self.final = content
@@ -297,7 +308,10 @@ class Adapter(base.Adapter):
                           else path.stem)
         p = _Parser(log_file, ctx)
         for lineno, rec in _records(log_file, ctx, stats):
-            p.feed(lineno, rec)
+            try:
+                p.feed(lineno, rec)
+            except RECORD_ERRORS as exc:
+                skip_record(ctx, log_file, lineno, "record", exc)
         p._flush()
         extra: dict[str, Any] = {"log_file": str(log_file)}
         if artifacts:

@@ -19,7 +19,9 @@ from typing import Any
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
 from . import base
 from .common import (
+    RECORD_ERRORS,
     as_int,
+    as_key,
     bounded,
     content_text,
     load_document,
@@ -27,6 +29,7 @@ from .common import (
     obj,
     opens_object,
     set_output,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -99,92 +102,96 @@ class Adapter(base.Adapter):
                 ctx.warn(path, None, f"steps[{i}]: expected an object, got "
                          f"{type(st).__name__}; skipped")
                 continue
-            step_id = st.get("step_id")
-            sid = str(step_id) if step_id is not None else str(i + 1)
-            source_ = st.get("source")
-            ts = st.get("timestamp") if isinstance(st.get("timestamp"), str) else None
-            message = content_text(st.get("message"))
-            extra_step = obj(st.get("extra"))
-            metrics = obj(st.get("metrics"))
-            p, c = as_int(metrics.get("prompt_tokens")), as_int(metrics.get("completion_tokens"))
-            tokens = None
-            if p is not None or c is not None:
-                saw_tokens = True
-                sum_in += p or 0
-                sum_out += c or 0
-                tokens = (p or 0) + (c or 0)
-            if isinstance(st.get("model_name"), str):
-                models[st["model_name"]] += 1
-            unknown = {k: v for k, v in st.items() if k not in _STEP_KEYS}
-            if source_ == "user":
-                if task is None:
-                    task = bounded(message)
-                steps.append(text_step(len(steps), sid, "user", message, ctx, timestamp=ts,
-                                       raw_ref=raw, extra=unknown))
-                continue
-            if source_ == "system":
-                steps.append(text_step(len(steps), sid, "system", message, ctx, timestamp=ts,
-                                       raw_ref=raw, extra=unknown))
-                continue
-            if source_ != "agent":
-                ctx.warn(path, None, f"steps[{i}]: unknown source {source_!r}; read as agent")
-            raw_calls = st.get("tool_calls")
-            calls: list[Any] = raw_calls if isinstance(raw_calls, list) else []
-            results = obj(st.get("observation")).get("results")
-            results = results if isinstance(results, list) else []
-            by_call: dict[str, dict[str, Any]] = {}
-            loose: list[dict[str, Any]] = []
-            for r in results:
-                if not isinstance(r, dict):
+            try:
+                step_id = st.get("step_id")
+                sid = str(step_id) if step_id is not None else str(i + 1)
+                source_ = st.get("source")
+                ts = st.get("timestamp") if isinstance(st.get("timestamp"), str) else None
+                message = content_text(st.get("message"))
+                extra_step = obj(st.get("extra"))
+                metrics = obj(st.get("metrics"))
+                p = as_int(metrics.get("prompt_tokens"))
+                c = as_int(metrics.get("completion_tokens"))
+                tokens = None
+                if p is not None or c is not None:
+                    saw_tokens = True
+                    sum_in += p or 0
+                    sum_out += c or 0
+                    tokens = (p or 0) + (c or 0)
+                if isinstance(st.get("model_name"), str):
+                    models[st["model_name"]] += 1
+                unknown = {k: v for k, v in st.items() if k not in _STEP_KEYS}
+                if source_ == "user":
+                    if task is None:
+                        task = bounded(message)
+                    steps.append(text_step(len(steps), sid, "user", message, ctx, timestamp=ts,
+                                           raw_ref=raw, extra=unknown))
                     continue
-                ref = r.get("source_call_id")
-                if isinstance(ref, str) and ref:
-                    by_call[ref] = r
-                else:
-                    loose.append(r)
-            thought = content_text(st.get("reasoning_content"))
-            text = "\n".join(t for t in (thought, message) if t)
-            made = 0
-            if message.strip():
-                final = message
-            for k, call in enumerate(calls):
-                if not isinstance(call, dict):
-                    ctx.warn(path, None, f"steps[{i}].tool_calls[{k}]: expected an object; "
-                             "skipped")
+                if source_ == "system":
+                    steps.append(text_step(len(steps), sid, "system", message, ctx, timestamp=ts,
+                                           raw_ref=raw, extra=unknown))
                     continue
-                name = call.get("function_name")
-                args = call.get("arguments")
-                if not isinstance(args, dict):
-                    args = {"input": args} if args is not None else {}
-                call_id = call.get("tool_call_id")
-                result = by_call.pop(call_id, None) if isinstance(call_id, str) else None
-                if result is None and len(calls) == 1 and loose:
-                    result = loose.pop(0)
-                res = obj(result)
-                # A step-level extra only speaks for the call when the step has one call.
-                code, failed = _exit_info(obj(res.get("extra")), obj(call.get("extra")),
-                                          extra_step if len(calls) == 1 else {})
-                step = tool_step(
-                    len(steps), sid if made == 0 else f"{sid}.{made}",
-                    name if isinstance(name, str) else None, args, "", ctx,
-                    tokens=tokens if made == 0 else None, timestamp=ts, raw_ref=raw,
-                    text=text if made == 0 else "",
-                    extra={"function_name": name, "tool_call_id": call_id,
-                           **({"unpaired": True} if result is None else {}), **unknown},
-                )
-                set_output(step, content_text(res.get("content")), ctx, exit_code=code,
-                           is_error=failed)
-                refs = res.get("subagent_trajectory_ref")
-                if isinstance(refs, list) and refs:
-                    step.extra["subagent_refs"] = [obj(r).get("session_id") for r in refs]
-                steps.append(step)
-                made += 1
-            if made == 0:
-                out = "\n".join(content_text(obj(r).get("content")) for r in loose)
-                steps.append(text_step(len(steps), sid, "message", message or out, ctx,
-                                       timestamp=ts, raw_ref=raw, tokens=tokens, extra=unknown))
-                if thought:
-                    steps[-1].extra["reasoning"] = bounded(thought)
+                if source_ != "agent":
+                    ctx.warn(path, None, f"steps[{i}]: unknown source {source_!r}; read as agent")
+                raw_calls = st.get("tool_calls")
+                calls: list[Any] = raw_calls if isinstance(raw_calls, list) else []
+                results = obj(st.get("observation")).get("results")
+                results = results if isinstance(results, list) else []
+                by_call: dict[str, dict[str, Any]] = {}
+                loose: list[dict[str, Any]] = []
+                for r in results:
+                    if not isinstance(r, dict):
+                        continue
+                    ref = r.get("source_call_id")
+                    if isinstance(ref, str) and ref:
+                        by_call[ref] = r
+                    else:
+                        loose.append(r)
+                thought = content_text(st.get("reasoning_content"))
+                text = "\n".join(t for t in (thought, message) if t)
+                made = 0
+                if message.strip():
+                    final = message
+                for k, call in enumerate(calls):
+                    if not isinstance(call, dict):
+                        ctx.warn(path, None, f"steps[{i}].tool_calls[{k}]: expected an object; "
+                                 "skipped")
+                        continue
+                    name = call.get("function_name")
+                    args = call.get("arguments")
+                    if not isinstance(args, dict):
+                        args = {"input": args} if args is not None else {}
+                    call_id = call.get("tool_call_id")
+                    result = by_call.pop(call_id, None) if isinstance(call_id, str) else None
+                    if result is None and len(calls) == 1 and loose:
+                        result = loose.pop(0)
+                    res = obj(result)
+                    # A step-level extra only speaks for the call when the step has one call.
+                    code, failed = _exit_info(obj(res.get("extra")), obj(call.get("extra")),
+                                              extra_step if len(calls) == 1 else {})
+                    step = tool_step(
+                        len(steps), sid if made == 0 else f"{sid}.{made}",
+                        name if isinstance(name, str) else None, args, "", ctx,
+                        tokens=tokens if made == 0 else None, timestamp=ts, raw_ref=raw,
+                        text=text if made == 0 else "",
+                        extra={"function_name": name, "tool_call_id": call_id,
+                               **({"unpaired": True} if result is None else {}), **unknown},
+                    )
+                    set_output(step, content_text(res.get("content")), ctx, exit_code=code,
+                               is_error=failed)
+                    refs = res.get("subagent_trajectory_ref")
+                    if isinstance(refs, list) and refs:
+                        step.extra["subagent_refs"] = [obj(r).get("session_id") for r in refs]
+                    steps.append(step)
+                    made += 1
+                if made == 0:
+                    out = "\n".join(content_text(obj(r).get("content")) for r in loose)
+                    steps.append(text_step(len(steps), sid, "message", message or out, ctx,
+                                           timestamp=ts, raw_ref=raw, tokens=tokens, extra=unknown))
+                    if thought:
+                        steps[-1].extra["reasoning"] = bounded(thought)
+            except RECORD_ERRORS as exc:
+                skip_record(ctx, path, None, f"steps[{i}]", exc)
         final_metrics = obj(data.get("final_metrics"))
         t_in = as_int(final_metrics.get("total_prompt_tokens"))
         t_out = as_int(final_metrics.get("total_completion_tokens"))
@@ -193,10 +200,10 @@ class Adapter(base.Adapter):
         if not t_in and not t_out:
             # Exporters that withhold usage write zeros: that is "unknown", not "free".
             t_in = t_out = None
-        sid_ = data.get("session_id") or data.get("trajectory_id") or path.stem
+        sid_ = as_key(data.get("session_id")) or as_key(data.get("trajectory_id")) or path.stem
         model = agent.get("model_name") if isinstance(agent.get("model_name"), str) else None
         traj = Trajectory(
-            id=str(sid_),
+            id=sid_,
             source=source,
             agent=agent.get("name") if isinstance(agent.get("name"), str) else None,
             agent_version=agent.get("version") if isinstance(agent.get("version"), str)

@@ -20,13 +20,16 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
+    RECORD_ERRORS,
     TASK_MAX_CHARS,
     as_count,
+    as_key,
     bounded,
     content_text,
     most_common,
     parse_exit_code,
     set_output,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -79,7 +82,8 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
     msg = rec.get("message")
     if not isinstance(msg, dict):
         return
-    mid = str(msg.get("id") or rec.get("uuid") or lineno)
+    # Ids key the usage dedupe and the call pairing: a non-string id must not merge records.
+    mid = as_key(msg.get("id")) or as_key(rec.get("uuid")) or str(lineno)
     model = msg.get("model")
     if isinstance(model, str) and model and model != "<synthetic>":
         b.models[model] += 1
@@ -108,13 +112,14 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
             args: dict[str, Any] = raw_args if isinstance(raw_args, dict) else {}
             extra = {k: v for k, v in block.items()
                      if k not in ("type", "id", "name", "input")}
-            step = b.add(tool_step(0, str(block.get("id") or ref), block.get("name"), args, "",
+            call_id = as_key(block.get("id"))
+            step = b.add(tool_step(0, call_id or str(ref), block.get("name"), args, "",
                                    ctx, timestamp=ts, raw_ref=ref, text="\n".join(texts),
                                    extra=extra))
             texts = []
             b.first_step_of_msg.setdefault(mid, step.index)
-            if block.get("id"):
-                b.pending[str(block["id"])] = step
+            if call_id:
+                b.pending[call_id] = step
     text = "\n".join(t for t in texts if t.strip())
     if text:
         step = b.add(text_step(0, str(rec.get("uuid") or lineno), "message", text, ctx,
@@ -128,7 +133,7 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
 
 def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno: int,
                  ctx: ParseContext) -> None:
-    tid = str(block.get("tool_use_id") or "")
+    tid = as_key(block.get("tool_use_id")) or ""
     output = content_text(block.get("content"))
     exit_code = parse_exit_code(output)
     failed = bool(block.get("is_error")) or bool(exit_code)
@@ -256,11 +261,14 @@ def _read(path: Path, ctx: ParseContext) -> tuple[_Builder, dict[str, _Builder],
         if not isinstance(rec, dict):
             ctx.warn(path, lineno, "expected a JSON object; skipped")
             continue
-        if rec.get("isSidechain") is True:
-            key = str(rec.get("agentId") or "sidechain")
-            _feed(side.setdefault(key, _Builder(path)), rec, lineno, ctx)
-        else:
-            _feed(main, rec, lineno, ctx)
+        try:
+            if rec.get("isSidechain") is True:
+                key = as_key(rec.get("agentId")) or "sidechain"
+                _feed(side.setdefault(key, _Builder(path)), rec, lineno, ctx)
+            else:
+                _feed(main, rec, lineno, ctx)
+        except RECORD_ERRORS as exc:
+            skip_record(ctx, path, lineno, "record", exc)
     return main, side, stats
 
 

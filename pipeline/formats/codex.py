@@ -22,14 +22,17 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
+    RECORD_ERRORS,
     as_count,
     as_int,
+    as_key,
     bounded,
     content_text,
     most_common,
     parse_args,
     parse_exit_code,
     set_output,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -96,7 +99,7 @@ def _output_text(value: Any) -> tuple[str, int | None]:
 
 def _call(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContext) -> None:
     ptype = p.get("type")
-    cid = str(p.get("call_id") or p.get("id") or ref)
+    cid = as_key(p.get("call_id")) or as_key(p.get("id")) or str(ref)
     if ptype == "local_shell_call":
         action: dict[str, Any] = p["action"] if isinstance(p.get("action"), dict) else {}
         name: str | None = "local_shell"
@@ -121,7 +124,7 @@ def _response_item(st: _State, p: dict[str, Any], ts: Any, ref: RawRef,
     if ptype in _CALLS:
         _call(st, p, ts, ref, ctx)
     elif ptype in _OUTPUTS:
-        cid = str(p.get("call_id") or "")
+        cid = as_key(p.get("call_id")) or ""
         call = st.calls.get(cid)
         if call is None:
             ctx.warn(st.path, ref.line, f"output for unknown call_id {cid!r}")
@@ -152,7 +155,7 @@ def _response_item(st: _State, p: dict[str, Any], ts: Any, ref: RawRef,
 def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContext) -> None:
     ptype = p.get("type")
     if ptype == "exec_command_end" or ptype == "patch_apply_end":
-        st.ends[str(p.get("call_id") or "")] = p
+        st.ends[as_key(p.get("call_id")) or ""] = p
     elif ptype == "user_message":
         text = content_text(p.get("message"))
         st.add(text_step(0, str(ref.line), "user", text, ctx, timestamp=ts, raw_ref=ref))
@@ -189,28 +192,37 @@ def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContex
 
 def _finish_calls(st: _State, ctx: ParseContext) -> None:
     for cid, call in st.calls.items():
-        end = st.ends.get(cid)
-        output = call.output if call.output is not None else ""
-        exit_code = call.exit_code
-        failed: bool | None = None
-        extra = call.step.extra
-        if end is not None and end.get("type") == "exec_command_end":
-            if isinstance(end.get("exit_code"), int):
-                exit_code = end["exit_code"]
-            agg = end.get("aggregated_output")
-            if isinstance(agg, str) and (not output or _RUNNING in output[:300]):
-                output = agg
-            if end.get("duration") is not None:
-                extra["duration"] = end.get("duration")
-        elif end is not None and end.get("type") == "patch_apply_end":
-            failed = end.get("success") is False
-            if not output:
-                output = content_text(end.get("stdout")) + content_text(end.get("stderr"))
-        if exit_code is None:
-            exit_code = parse_exit_code(output)
-        if call.output is None:
-            extra["no_output"] = True
-        set_output(call.step, output, ctx, exit_code=exit_code, is_error=failed)
+        try:
+            _finish_call(st, cid, call, ctx)
+        except RECORD_ERRORS as exc:
+            line = call.step.raw_ref.line if call.step.raw_ref else None
+            skip_record(ctx, st.path, line, f"output of call {cid!r}", exc)
+
+
+def _finish_call(st: _State, cid: str, call: _Call, ctx: ParseContext) -> None:
+    """Attach the output and exit code gathered for one call to its step."""
+    end = st.ends.get(cid)
+    output = call.output if call.output is not None else ""
+    exit_code = call.exit_code
+    failed: bool | None = None
+    extra = call.step.extra
+    if end is not None and end.get("type") == "exec_command_end":
+        if isinstance(end.get("exit_code"), int):
+            exit_code = end["exit_code"]
+        agg = end.get("aggregated_output")
+        if isinstance(agg, str) and (not output or _RUNNING in output[:300]):
+            output = agg
+        if end.get("duration") is not None:
+            extra["duration"] = end.get("duration")
+    elif end is not None and end.get("type") == "patch_apply_end":
+        failed = end.get("success") is False
+        if not output:
+            output = content_text(end.get("stdout")) + content_text(end.get("stderr"))
+    if exit_code is None:
+        exit_code = parse_exit_code(output)
+    if call.output is None:
+        extra["no_output"] = True
+    set_output(call.step, output, ctx, exit_code=exit_code, is_error=failed)
 
 
 class Adapter(base.Adapter):
@@ -240,38 +252,52 @@ class Adapter(base.Adapter):
             if not isinstance(rec, dict):
                 ctx.warn(path, lineno, "expected a JSON object; skipped")
                 continue
-            ts = rec.get("timestamp")
-            if st.started_at is None and isinstance(ts, str):
-                st.started_at = ts
-            ref = RawRef(str(path), lineno)
-            rtype = rec.get("type")
-            payload = rec.get("payload")
-            if isinstance(payload, dict):
-                st.meta["payload"] = True
-                if rtype == "response_item":
-                    _response_item(st, payload, ts, ref, ctx)
-                elif rtype == "event_msg":
-                    _event(st, payload, ts, ref, ctx)
-                elif rtype == "session_meta":
-                    st.meta.setdefault("session", payload)
-                elif rtype == "turn_context" and isinstance(payload.get("model"), str):
-                    st.models[payload["model"]] += 1
-                elif rtype == "compacted":
-                    st.add(text_step(0, str(lineno), "compaction",
-                                     content_text(payload.get("message")) or "compacted", ctx,
-                                     timestamp=ts, raw_ref=ref))
-            elif lineno == 1 and "id" in rec and "instructions" in rec:
-                st.meta.setdefault("session", rec)
-            elif rtype is not None:
-                _response_item(st, rec, ts, ref, ctx)
+            try:
+                self._record(st, rec, lineno, ctx)
+            except RECORD_ERRORS as exc:
+                skip_record(ctx, path, lineno, "record", exc)
         _finish_calls(st, ctx)
+        yield self._trajectory(st, path, stats)
+
+    @staticmethod
+    def _record(st: _State, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
+        """Turn one rollout line into steps or session state."""
+        path = st.path
+        ts = rec.get("timestamp")
+        if st.started_at is None and isinstance(ts, str):
+            st.started_at = ts
+        ref = RawRef(str(path), lineno)
+        rtype = rec.get("type")
+        payload = rec.get("payload")
+        if isinstance(payload, dict):
+            st.meta["payload"] = True
+            if rtype == "response_item":
+                _response_item(st, payload, ts, ref, ctx)
+            elif rtype == "event_msg":
+                _event(st, payload, ts, ref, ctx)
+            elif rtype == "session_meta":
+                st.meta.setdefault("session", payload)
+            elif rtype == "turn_context" and isinstance(payload.get("model"), str):
+                st.models[payload["model"]] += 1
+            elif rtype == "compacted":
+                st.add(text_step(0, str(lineno), "compaction",
+                                 content_text(payload.get("message")) or "compacted", ctx,
+                                 timestamp=ts, raw_ref=ref))
+        elif lineno == 1 and "id" in rec and "instructions" in rec:
+            st.meta.setdefault("session", rec)
+        elif rtype is not None:
+            _response_item(st, rec, ts, ref, ctx)
+
+    @staticmethod
+    def _trajectory(st: _State, path: Path, stats: ReadStats) -> Trajectory:
+        """The session built from the rollout's state."""
         session = st.meta.get("session") or {}
         totals = st.totals
         model = most_common(st.models) or session.get("model")
         extra = {k: session[k] for k in ("cwd", "originator", "source", "model_provider", "git")
                  if k in session}
-        yield Trajectory(
-            id=str(session.get("id") or path.stem),
+        return Trajectory(
+            id=as_key(session.get("id")) or path.stem,
             source=source_info(NAME, path, stats),
             agent=NAME,
             agent_version=session.get("cli_version"),

@@ -75,12 +75,14 @@ for _norm, _names in {
 
 # What turning one record into steps raises when a field has an unexpected type: a list
 # where a string was expected (unhashable in a set lookup, no ``.strip``), a missing key...
-# OverflowError covers numbers too large for a float or a timestamp.
+# OverflowError covers numbers too large for a float or a timestamp, RecursionError one
+# record nested deeper than a recursive helper can follow.
 RECORD_ERRORS: tuple[type[Exception], ...] = (
-    TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError,
+    TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError,
 )
 """Exceptions ``skip_record`` turns into a warning for one record."""
 _REASON_MAX_CHARS = 160
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 def skip_record(ctx: ParseContext, path: Path | str, line: int | None, what: str,
@@ -88,9 +90,9 @@ def skip_record(ctx: ParseContext, path: Path | str, line: int | None, what: str
     """Report a record that could not be turned into steps; the caller skips it.
 
     Adapters wrap their per-record loop body in ``try: ... except RECORD_ERRORS as exc:
-    skip_record(...)``: a try block costs nothing in CPython 3.11+ when nothing is raised,
-    so the hot path stays as fast as it was, and one wrongly typed field loses one record
-    instead of the whole session. ``ORF_RAISE_ERRORS`` re-raises, for debugging.
+    skip_record(...)``: a try block costs nothing on CPython 3.11+ (next to nothing on 3.10)
+    when nothing is raised, so the hot path keeps its speed, and one wrongly typed field loses
+    one record instead of the whole session. ``ORF_RAISE_ERRORS`` re-raises, for debugging.
 
     Args:
         ctx: Parse context receiving the warning.
@@ -252,22 +254,28 @@ def as_int(value: Any) -> int | None:
     """``value`` as an int when it is one, a whole float or a numeric string, else None.
 
     Bools, NaN, infinities and fractions are not counts or exit codes: they give None, so
-    callers can tell "not logged" from zero.
+    callers can tell "not logged" from zero. So do values outside the signed 64-bit range
+    (orjson reads ``1e20`` as a float), which JSON output and SQLite could not store.
     """
     # type() is exact, so bools (an int subclass) fall through to the None below.
     if type(value) is int:
-        return value
-    if isinstance(value, bool):
+        out = value
+    elif isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return int(value) if value.is_integer() else None
-    if isinstance(value, str):
+    elif isinstance(value, int):
+        out = int(value)
+    elif isinstance(value, float):
+        if not value.is_integer():
+            return None
+        out = int(value)
+    elif isinstance(value, str):
         s = value.strip()
-        if s.lstrip("-").isdigit():
-            return int(s)
-    return None
+        if not s.lstrip("-").isdigit() or len(s) > 20:
+            return None
+        out = int(s)
+    else:
+        return None
+    return out if _INT64_MIN <= out <= _INT64_MAX else None
 
 
 def as_count(value: Any) -> int:
@@ -280,7 +288,7 @@ def bounded(text: str | None, limit: int = TASK_MAX_CHARS) -> str | None:
 
     ``normalize.truncate`` cuts at whitespace, so a secret is never split past redaction.
     """
-    if text is None:
+    if type(text) is not str:
         return None
     s = text.strip()
     if not s:
@@ -476,6 +484,53 @@ def reindex(steps: list[Step]) -> list[Step]:
     for i, step in enumerate(steps):
         step.index = i
     return steps
+
+
+def _opt_bool(value: Any) -> bool | None:
+    return value if type(value) is bool else None
+
+
+def clean_trajectory(traj: Trajectory) -> Trajectory:
+    """Drop session-level values of the wrong type, so no later stage trips on them.
+
+    Adapters read ids, model names and timestamps straight from the log; a log that holds a
+    list or a number there must not crash reports, the ledger or detectors. Such values
+    become None (the id falls back to the file name). Steps are checked as they are built
+    (``tool_step``/``text_step``); this runs once per trajectory, sub-agents included.
+
+    Args:
+        traj: A trajectory fresh from an adapter (changed in place).
+
+    Returns:
+        The same trajectory.
+    """
+    if type(traj.id) is not str or not traj.id:
+        traj.id = as_key(traj.id) or Path(traj.source.path).stem or "session"
+    traj.agent = as_str(traj.agent)
+    traj.agent_version = as_str(traj.agent_version)
+    traj.model = as_str(traj.model)
+    traj.task = as_str(traj.task)
+    traj.started_at = as_str(traj.started_at)
+    traj.parent_session_id = as_str(traj.parent_session_id)
+    # Sums of absurd per-turn counts can leave the 64-bit range that JSON output allows.
+    traj.tokens_in = as_int(traj.tokens_in)
+    traj.tokens_out = as_int(traj.tokens_out)
+    out = traj.outcome
+    if not isinstance(out, OutcomeHints):
+        out = traj.outcome = OutcomeHints()
+    out.exit_status = as_str(out.exit_status)
+    out.final_message = as_str(out.final_message)
+    out.task_complete = _opt_bool(out.task_complete)
+    out.resolved = _opt_bool(out.resolved)
+    out.tests_passed_at_end = _opt_bool(out.tests_passed_at_end)
+    if out.score is not None and (isinstance(out.score, bool)
+                                  or not isinstance(out.score, (int, float))):
+        out.score = None
+    if not isinstance(traj.extra, dict):
+        traj.extra = {}
+    for sub in traj.subagents:
+        clean_trajectory(sub)
+    return traj
 
 
 def opens_object(head: bytes) -> bool:

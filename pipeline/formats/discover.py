@@ -17,6 +17,7 @@ from ..errors import OrfError, ParseFailure, UnknownFormat
 from ..model import ParseIssue, Trajectory
 from . import ADAPTER_MODULES, get_adapter
 from .base import Adapter, ParseContext
+from .common import clean_trajectory
 from .jsonio import check_head
 
 HEAD_BYTES = 65536
@@ -240,7 +241,8 @@ def parse_source(src: SessionSource, ctx: ParseContext) -> Iterator[Trajectory]:
     """
     try:
         adapter = get_adapter(src.format)
-        yield from adapter.parse(src.path, ctx)
+        for traj in adapter.parse(src.path, ctx):
+            yield clean_trajectory(traj)
     except ParseFailure as exc:
         ctx.issues.append(_failure_issue(exc, src.path))
     except OrfError as exc:

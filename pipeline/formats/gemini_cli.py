@@ -23,12 +23,15 @@ from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
 from .common import (
+    RECORD_ERRORS,
     as_count,
+    as_key,
     bounded,
     content_text,
     most_common,
     parse_args,
     parse_exit_code,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -73,58 +76,70 @@ def _steps(messages: list[tuple[dict[str, Any], int | None]], path: Path,
     steps: list[Step] = []
     info: dict[str, Any] = {"models": Counter(), "tin": 0, "tout": 0, "has_tokens": False,
                             "task": None, "final": None}
-    for msg, line in messages:
-        mtype = msg.get("type")
-        ts = msg.get("timestamp")
-        ref = RawRef(str(path), line)
-        mid = str(msg.get("id") or len(steps))
-        text = content_text(msg.get("content"))
-        tokens = msg.get("tokens") if isinstance(msg.get("tokens"), dict) else None
-        total: int | None = None
-        if tokens is not None:
-            info["has_tokens"] = True
-            tin = as_count(tokens.get("input"))
-            tout = as_count(tokens.get("output")) + as_count(tokens.get("thoughts"))
-            info["tin"] += tin
-            info["tout"] += tout
-            total = tin + tout
-        if isinstance(msg.get("model"), str):
-            info["models"][msg["model"]] += 1
-        if mtype == "user":
-            if text.strip():
-                steps.append(text_step(len(steps), mid, "user", text, ctx, timestamp=ts,
-                                       raw_ref=ref))
-                if info["task"] is None and not text.lstrip().startswith("/"):
-                    info["task"] = bounded(text)
-            continue
-        if mtype in ("info", "error", "warning"):
-            steps.append(text_step(len(steps), mid, "system", text, ctx, timestamp=ts,
-                                   raw_ref=ref, is_error=mtype == "error",
-                                   extra={"type": mtype}))
-            continue
-        calls = [c for c in msg.get("toolCalls") or [] if isinstance(c, dict)]
-        if text.strip():
-            info["final"] = text
-        if not calls:
-            if text.strip():
-                steps.append(text_step(len(steps), mid, "message", text, ctx, tokens=total,
-                                       timestamp=ts, raw_ref=ref))
-            continue
-        for i, call in enumerate(calls):
-            output, has_error = _result_text(call)
-            exit_code = parse_exit_code(output)
-            status = str(call.get("status") or "").lower()
-            failed = has_error or status in _FAILED_STATUS or bool(exit_code)
-            extra = {k: v for k, v in call.items()
-                     if k in ("status", "displayName", "description")}
-            steps.append(tool_step(
-                len(steps), str(call.get("id") or f"{mid}#{i}"), call.get("name"),
-                parse_args(call.get("args")), output, ctx, exit_code=exit_code,
-                is_error=failed, tokens=total if i == 0 else None,
-                timestamp=call.get("timestamp") or ts, raw_ref=ref,
-                text=text if i == 0 else "", extra=extra,
-                signature_text=_SHELL_TRAILER.sub("", output) if exit_code is not None else None))
+    for n, (msg, line) in enumerate(messages):
+        try:
+            _message(msg, line, steps, info, path, ctx)
+        except RECORD_ERRORS as exc:
+            skip_record(ctx, path, line, "record" if line is not None else f"messages[{n}]",
+                        exc)
     return steps, info
+
+
+def _message(msg: dict[str, Any], line: int | None, steps: list[Step], info: dict[str, Any],
+             path: Path, ctx: ParseContext) -> None:
+    """Append the steps of one message; update the session totals in ``info``."""
+    mtype = msg.get("type")
+    ts = msg.get("timestamp")
+    ref = RawRef(str(path), line)
+    mid = str(msg.get("id") or len(steps))
+    text = content_text(msg.get("content"))
+    tokens = msg.get("tokens") if isinstance(msg.get("tokens"), dict) else None
+    total: int | None = None
+    if tokens is not None:
+        info["has_tokens"] = True
+        tin = as_count(tokens.get("input"))
+        tout = as_count(tokens.get("output")) + as_count(tokens.get("thoughts"))
+        info["tin"] += tin
+        info["tout"] += tout
+        total = tin + tout
+    if isinstance(msg.get("model"), str):
+        info["models"][msg["model"]] += 1
+    if mtype == "user":
+        if text.strip():
+            steps.append(text_step(len(steps), mid, "user", text, ctx, timestamp=ts,
+                                   raw_ref=ref))
+            if info["task"] is None and not text.lstrip().startswith("/"):
+                info["task"] = bounded(text)
+        return
+    if mtype in ("info", "error", "warning"):
+        steps.append(text_step(len(steps), mid, "system", text, ctx, timestamp=ts,
+                               raw_ref=ref, is_error=mtype == "error",
+                               extra={"type": mtype}))
+        return
+    raw_calls = msg.get("toolCalls")
+    # A non-list here loses the calls, not the message text.
+    calls = [c for c in raw_calls if isinstance(c, dict)] if isinstance(raw_calls, list) else []
+    if text.strip():
+        info["final"] = text
+    if not calls:
+        if text.strip():
+            steps.append(text_step(len(steps), mid, "message", text, ctx, tokens=total,
+                                   timestamp=ts, raw_ref=ref))
+        return
+    for i, call in enumerate(calls):
+        output, has_error = _result_text(call)
+        exit_code = parse_exit_code(output)
+        status = str(call.get("status") or "").lower()
+        failed = has_error or status in _FAILED_STATUS or bool(exit_code)
+        extra = {k: v for k, v in call.items()
+                 if k in ("status", "displayName", "description")}
+        steps.append(tool_step(
+            len(steps), str(call.get("id") or f"{mid}#{i}"), call.get("name"),
+            parse_args(call.get("args")), output, ctx, exit_code=exit_code,
+            is_error=failed, tokens=total if i == 0 else None,
+            timestamp=call.get("timestamp") or ts, raw_ref=ref,
+            text=text if i == 0 else "", extra=extra,
+            signature_text=_SHELL_TRAILER.sub("", output) if exit_code is not None else None))
 
 
 def _read_jsonl(path: Path, ctx: ParseContext, stats: ReadStats
@@ -136,32 +151,48 @@ def _read_jsonl(path: Path, ctx: ParseContext, stats: ReadStats
         if not isinstance(rec, dict):
             ctx.warn(path, lineno, "expected a JSON object; skipped")
             continue
-        if "$rewindTo" in rec:
-            target = str(rec["$rewindTo"])
-            ids = list(messages)
-            if target in messages:
-                for mid in ids[ids.index(target):]:
-                    del messages[mid]
-            else:
-                ctx.warn(path, lineno, f"$rewindTo unknown message id {target!r}; ignored")
-        elif "$set" in rec:
-            patch = rec["$set"] if isinstance(rec["$set"], dict) else {}
-            if isinstance(patch.get("messages"), list):
-                messages = {str(m.get("id", i)): (m, lineno)
-                            for i, m in enumerate(patch["messages"]) if isinstance(m, dict)}
-            meta.update({k: v for k, v in patch.items() if k != "messages"})
-        elif "id" in rec and "type" in rec:
-            messages[str(rec["id"])] = (rec, lineno)
-        elif lineno == 1 and isinstance(rec.get("messages"), list):
-            # A legacy single-line record saved with a .jsonl name.
-            meta.update({k: v for k, v in rec.items() if k != "messages"})
-            messages = {str(m.get("id", i)): (m, lineno)
-                        for i, m in enumerate(rec["messages"]) if isinstance(m, dict)}
-        elif lineno == 1 or "sessionId" in rec:
-            meta.update(rec)
-        else:
-            ctx.warn(path, lineno, "record is neither a message nor a metadata patch; skipped")
+        try:
+            messages = _apply_line(rec, lineno, meta, messages, path, ctx)
+        except RECORD_ERRORS as exc:
+            skip_record(ctx, path, lineno, "record", exc)
     return meta, list(messages.values())
+
+
+def _by_id(items: list[Any], lineno: int) -> dict[str, tuple[dict[str, Any], int | None]]:
+    """Messages of a full list keyed by id (position when the id is missing or not a key)."""
+    return {as_key(m.get("id")) or f"\x00#{i}": (m, lineno)
+            for i, m in enumerate(items) if isinstance(m, dict)}
+
+
+def _apply_line(rec: dict[str, Any], lineno: int, meta: dict[str, Any],
+                messages: dict[str, tuple[dict[str, Any], int | None]], path: Path,
+                ctx: ParseContext) -> dict[str, tuple[dict[str, Any], int | None]]:
+    """Apply one JSONL record to the metadata and messages; return the messages."""
+    if "$rewindTo" in rec:
+        target = as_key(rec["$rewindTo"]) or ""
+        ids = list(messages)
+        if target in messages:
+            for mid in ids[ids.index(target):]:
+                del messages[mid]
+        else:
+            ctx.warn(path, lineno, f"$rewindTo unknown message id {target!r}; ignored")
+    elif "$set" in rec:
+        patch = rec["$set"] if isinstance(rec["$set"], dict) else {}
+        if isinstance(patch.get("messages"), list):
+            messages = _by_id(patch["messages"], lineno)
+        meta.update({k: v for k, v in patch.items() if k != "messages"})
+    elif "id" in rec and "type" in rec:
+        # The last write of an id wins; an id that is not a string names no earlier write.
+        messages[as_key(rec["id"]) or f"\x00line {lineno}"] = (rec, lineno)
+    elif lineno == 1 and isinstance(rec.get("messages"), list):
+        # A legacy single-line record saved with a .jsonl name.
+        meta.update({k: v for k, v in rec.items() if k != "messages"})
+        messages = _by_id(rec["messages"], lineno)
+    elif lineno == 1 or "sessionId" in rec:
+        meta.update(rec)
+    else:
+        ctx.warn(path, lineno, "record is neither a message nor a metadata patch; skipped")
+    return messages
 
 
 class Adapter(base.Adapter):
@@ -198,7 +229,7 @@ class Adapter(base.Adapter):
             meta, messages = _read_jsonl(path, ctx, stats)
         steps, info = _steps(messages, path, ctx)
         yield Trajectory(
-            id=str(meta.get("sessionId") or path.stem),
+            id=as_key(meta.get("sessionId")) or path.stem,
             source=source_info(NAME, path, stats),
             agent=NAME,
             model=most_common(info["models"]),

@@ -21,7 +21,9 @@ from typing import Any
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .common import (
+    RECORD_ERRORS,
     as_int,
+    as_key,
     bounded,
     content_text,
     epoch_to_iso,
@@ -31,6 +33,7 @@ from .common import (
     opens_object,
     parse_args,
     set_output,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -94,72 +97,76 @@ class Adapter(base.Adapter):
                 ctx.warn(path, None, f"messages[{i}]: expected an object, got "
                          f"{type(msg).__name__}; skipped")
                 continue
-            role = msg.get("role")
-            content = content_text(msg.get("content"))
-            extra = obj(msg.get("extra"))
-            if role == "assistant":
-                tokens, ts, model = self._usage(extra)
-                if tokens is not None:
-                    saw_usage = True
-                    tokens_in += tokens[0]
-                    tokens_out += tokens[1]
-                if model:
-                    models[model] += 1
-                started_at = started_at or ts
-                step_tokens = sum(tokens) if tokens else None
-                calls = msg.get("tool_calls")
-                if isinstance(calls, list) and calls:
-                    for call in self._tool_call_steps(ctx, calls, len(steps), i, content, raw,
-                                                      step_tokens, ts):
-                        call.index = len(steps)
-                        by_call[call.source_id] = call
-                        steps.append(call)
-                        step_tokens = None  # the turn's tokens go to its first call only
-                    pending = None
-                    continue
-                blocks = _BASH_BLOCK.findall(content)
-                if len(blocks) == 1:
-                    command = blocks[0].strip()
-                    tool = "finish" if any(m in command for m in _SUBMIT_MARKERS) else "bash"
-                    pending = tool_step(
-                        len(steps), str(i), None, {"command": command}, "", ctx, tool=tool,
-                        tokens=step_tokens, timestamp=ts, raw_ref=raw,
-                        text=content[: content.find("```")].strip(),
-                    )
-                    steps.append(pending)
+            try:
+                role = msg.get("role")
+                content = content_text(msg.get("content"))
+                extra = obj(msg.get("extra"))
+                if role == "assistant":
+                    tokens, ts, model = self._usage(extra)
+                    if tokens is not None:
+                        saw_usage = True
+                        tokens_in += tokens[0]
+                        tokens_out += tokens[1]
+                    if model:
+                        models[model] += 1
+                    started_at = started_at or ts
+                    step_tokens = sum(tokens) if tokens else None
+                    calls = msg.get("tool_calls")
+                    if isinstance(calls, list) and calls:
+                        for call in self._tool_call_steps(ctx, calls, len(steps), i, content, raw,
+                                                          step_tokens, ts):
+                            call.index = len(steps)
+                            by_call[call.source_id] = call
+                            steps.append(call)
+                            step_tokens = None  # the turn's tokens go to its first call only
+                        pending = None
+                        continue
+                    blocks = _BASH_BLOCK.findall(content)
+                    if len(blocks) == 1:
+                        command = blocks[0].strip()
+                        tool = "finish" if any(m in command for m in _SUBMIT_MARKERS) else "bash"
+                        pending = tool_step(
+                            len(steps), str(i), None, {"command": command}, "", ctx, tool=tool,
+                            tokens=step_tokens, timestamp=ts, raw_ref=raw,
+                            text=content[: content.find("```")].strip(),
+                        )
+                        steps.append(pending)
+                    else:
+                        steps.append(text_step(len(steps), str(i), "message", content, ctx,
+                                               timestamp=ts, raw_ref=raw, tokens=step_tokens,
+                                               extra={"actions_found": len(blocks)}))
+                        pending = None
+                elif role == "tool":
+                    call_id = msg.get("tool_call_id")
+                    key = as_key(call_id)
+                    target = by_call.get(key) if key is not None else None
+                    if target is None:
+                        ctx.warn(path, None, f"messages[{i}]: tool result for unknown call "
+                                 f"{call_id!r}; skipped")
+                        continue
+                    self._observe(target, content, extra, ctx)
+                elif role == "user":
+                    if not seen_task:
+                        seen_task = True
+                        task = extract_task(content)
+                        steps.append(text_step(len(steps), str(i), "user", content, ctx,
+                                               raw_ref=raw))
+                    elif pending is not None:
+                        self._observe(pending, content, extra, ctx)
+                        pending = None
+                    elif steps and steps[-1].kind == "message":
+                        # Harness feedback on a malformed turn (no or several bash blocks).
+                        steps.append(text_step(len(steps), str(i), "error", content, ctx,
+                                               raw_ref=raw))
+                    else:
+                        steps.append(text_step(len(steps), str(i), "user", content, ctx,
+                                               raw_ref=raw))
+                elif role == "system":
+                    steps.append(text_step(len(steps), str(i), "system", content, ctx, raw_ref=raw))
                 else:
-                    steps.append(text_step(len(steps), str(i), "message", content, ctx,
-                                           timestamp=ts, raw_ref=raw, tokens=step_tokens,
-                                           extra={"actions_found": len(blocks)}))
-                    pending = None
-            elif role == "tool":
-                call_id = msg.get("tool_call_id")
-                target = by_call.get(str(call_id)) if call_id is not None else None
-                if target is None:
-                    ctx.warn(path, None, f"messages[{i}]: tool result for unknown call "
-                             f"{call_id!r}; skipped")
-                    continue
-                self._observe(target, content, extra, ctx)
-            elif role == "user":
-                if not seen_task:
-                    seen_task = True
-                    task = extract_task(content)
-                    steps.append(text_step(len(steps), str(i), "user", content, ctx,
-                                           raw_ref=raw))
-                elif pending is not None:
-                    self._observe(pending, content, extra, ctx)
-                    pending = None
-                elif steps and steps[-1].kind == "message":
-                    # Harness feedback on a malformed turn (no or several bash blocks).
-                    steps.append(text_step(len(steps), str(i), "error", content, ctx,
-                                           raw_ref=raw))
-                else:
-                    steps.append(text_step(len(steps), str(i), "user", content, ctx,
-                                           raw_ref=raw))
-            elif role == "system":
-                steps.append(text_step(len(steps), str(i), "system", content, ctx, raw_ref=raw))
-            else:
-                ctx.warn(path, None, f"messages[{i}]: unknown role {role!r}; skipped")
+                    ctx.warn(path, None, f"messages[{i}]: unknown role {role!r}; skipped")
+            except RECORD_ERRORS as exc:
+                skip_record(ctx, path, None, f"messages[{i}]", exc)
         exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
         model_stats = obj(info.get("model_stats"))
         config = obj(info.get("config"))
@@ -239,7 +246,7 @@ class Adapter(base.Adapter):
             submits = isinstance(cmd, str) and any(m in cmd for m in _SUBMIT_MARKERS)
             call_id = call.get("id")
             yield tool_step(
-                start + k, str(call_id) if call_id is not None else f"{msg_index}.{k}",
+                start + k, as_key(call_id) or f"{msg_index}.{k}",
                 name, args, "", ctx, tool="finish" if submits else None,
                 tokens=tokens if k == 0 else None, timestamp=ts, raw_ref=raw, text=text,
                 extra={k2: v for k2, v in call.items() if k2 not in ("function", "id")},

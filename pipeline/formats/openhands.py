@@ -34,13 +34,16 @@ from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
 from ..normalize import truncate
 from . import base
 from .common import (
+    RECORD_ERRORS,
     as_int,
+    as_key,
     bounded,
     content_text,
     most_common,
     normalize_tool,
     obj,
     set_output,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -98,6 +101,12 @@ class _Builder:
 
     def event(self, ev: Any, raw: RawRef, where: str) -> None:
         """Dispatch one event; bad ones are reported and skipped."""
+        try:
+            self._dispatch(ev, raw, where)
+        except RECORD_ERRORS as exc:
+            skip_record(self.ctx, raw.path, raw.line, where, exc)
+
+    def _dispatch(self, ev: Any, raw: RawRef, where: str) -> None:
         if isinstance(ev, list) and len(ev) == 2:
             # Old eval histories store [action, observation] pairs.
             self.event(ev[0], raw, where)
@@ -141,7 +150,7 @@ class _Builder:
 
     def _v0_action(self, ev: dict[str, Any], raw: RawRef) -> None:
         action = ev["action"]
-        sid = str(ev.get("id", len(self.steps)))
+        sid = as_key(ev.get("id")) or str(len(self.steps))
         args = ev.get("args")
         if not isinstance(args, dict):
             args = {k: v for k, v in ev.items() if k not in _V0_META}
@@ -194,7 +203,7 @@ class _Builder:
         obs = ev["observation"]
         if obs in _V0_SKIP_OBS:
             return
-        sid = str(ev.get("id", len(self.steps)))
+        sid = as_key(ev.get("id")) or str(len(self.steps))
         content = content_text(ev.get("content"))
         extras = obj(ev.get("extras"))
         if obs in _V0_COMPACTION:
@@ -213,7 +222,7 @@ class _Builder:
         cause = ev.get("cause")
         step = None
         if cause is not None:
-            step = self.pending.pop(str(cause), None)
+            step = self.pending.pop(as_key(cause) or "", None)
         elif "id" not in ev and self.last_unpaired is not None:
             step, self.last_unpaired = self.last_unpaired, None
         if step is None:
@@ -254,7 +263,7 @@ class _Builder:
 
     def _v1(self, ev: dict[str, Any], raw: RawRef, where: str) -> None:
         kind = ev["kind"]
-        sid = str(ev.get("id", len(self.steps)))
+        sid = as_key(ev.get("id")) or str(len(self.steps))
         ts = _ts(ev.get("timestamp"))
         if kind in _V1_SKIP:
             return
@@ -460,28 +469,39 @@ class Adapter(base.Adapter):
 
     def _parse_jsonl(self, path: Path, ctx: base.ParseContext) -> Iterator[Trajectory]:
         for lineno, rec in iter_jsonl(path, ctx):
-            first_issue = len(ctx.issues)
             if not isinstance(rec, dict) or not isinstance(rec.get("history"), list):
                 ctx.warn(path, lineno, "not an OpenHands eval record (no 'history' list); "
                          "skipped")
                 continue
-            b = _Builder(ctx, path)
-            raw = RawRef(str(path), lineno)
-            for i, ev in enumerate(rec["history"]):
-                b.event(ev, raw, f"history[{i}]")
-            inst = rec.get("instance_id")
-            sid = str(inst) if inst is not None else f"{path.stem}-{lineno}"
-            # Each line is its own run, so it gets its own hash (of the parsed record: the
-            # reader does not hand back the raw bytes).
-            blob = orjson.dumps(rec)
-            traj = self._finish(b, sid, SourceInfo(self.name, str(path), content_hash(blob),
-                                                   len(blob)))
-            self._apply_eval(traj, rec)
-            if traj.task is None and isinstance(rec.get("instruction"), str):
-                traj.task = bounded(rec["instruction"])
-            traj.issues = list(ctx.issues[first_issue:])
-            traj.extra["line"] = lineno
+            try:
+                traj = self._eval_run(path, lineno, rec, ctx)
+            except RECORD_ERRORS as exc:
+                # Each line is a run of its own: lose that run, not the rest of the file.
+                skip_record(ctx, path, lineno, "record", exc)
+                continue
             yield traj
+
+    def _eval_run(self, path: Path, lineno: int, rec: dict[str, Any],
+                  ctx: base.ParseContext) -> Trajectory:
+        """The trajectory of one eval ``output.jsonl`` line."""
+        first_issue = len(ctx.issues)
+        b = _Builder(ctx, path)
+        raw = RawRef(str(path), lineno)
+        for i, ev in enumerate(rec["history"]):
+            b.event(ev, raw, f"history[{i}]")
+        inst = rec.get("instance_id")
+        sid = as_key(inst) or f"{path.stem}-{lineno}"
+        # Each line is its own run, so it gets its own hash (of the parsed record: the
+        # reader does not hand back the raw bytes).
+        blob = orjson.dumps(rec)
+        traj = self._finish(b, sid, SourceInfo(self.name, str(path), content_hash(blob),
+                                               len(blob)))
+        self._apply_eval(traj, rec)
+        if traj.task is None and isinstance(rec.get("instruction"), str):
+            traj.task = bounded(rec["instruction"])
+        traj.issues = list(ctx.issues[first_issue:])
+        traj.extra["line"] = lineno
+        return traj
 
     # ---- outcome, tokens, model ----
 

@@ -28,6 +28,7 @@ import orjson
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .common import (
+    RECORD_ERRORS,
     as_int,
     bounded,
     content_text,
@@ -36,6 +37,7 @@ from .common import (
     obj,
     opens_object,
     reindex,
+    skip_record,
     source_info,
     text_step,
     tool_step,
@@ -176,21 +178,10 @@ class Adapter(base.Adapter):
                 ctx.warn(path, None, f"trajectory[{i}]: 'action' is missing or not a string; "
                          "skipped")
                 continue
-            observation = entry.get("observation")
-            obs = content_text(observation)
-            is_error, exit_code = swe_failed(obs)
-            if exit_code is not None:
-                obs = _PROCESS_DONE.sub("", obs)
-            thought = entry.get("thought")
-            if not isinstance(thought, str):
-                thought = entry.get("response") if isinstance(entry.get("response"), str) else ""
-            extra = {k: v for k, v in entry.items() if k not in _STEP_KEYS}
-            command = action.strip()
-            steps.append(tool_step(
-                len(steps), str(i), None, {"command": command}, obs, ctx,
-                tool=_tool_for(command), exit_code=exit_code, is_error=is_error, raw_ref=raw,
-                text=thought or "", extra=extra,
-            ))
+            try:
+                steps.append(self._step(entry, action, i, len(steps), raw, ctx))
+            except RECORD_ERRORS as exc:
+                skip_record(ctx, path, None, f"trajectory[{i}]", exc)
         task = self._task(data.get("history"))
         if task:
             steps.insert(0, text_step(0, "task", "user", task, ctx, raw_ref=raw))
@@ -225,6 +216,26 @@ class Adapter(base.Adapter):
             traj.extra["environment"] = data["environment"]
         traj.issues = list(ctx.issues[first_issue:])
         yield traj
+
+    @staticmethod
+    def _step(entry: dict[str, Any], action: str, i: int, index: int, raw: RawRef,
+              ctx: base.ParseContext) -> Step:
+        """The tool step of ``trajectory[i]``: its action with the observation."""
+        observation = entry.get("observation")
+        obs = content_text(observation)
+        is_error, exit_code = swe_failed(obs)
+        if exit_code is not None:
+            obs = _PROCESS_DONE.sub("", obs)
+        thought = entry.get("thought")
+        if not isinstance(thought, str):
+            thought = entry.get("response") if isinstance(entry.get("response"), str) else ""
+        extra = {k: v for k, v in entry.items() if k not in _STEP_KEYS}
+        command = action.strip()
+        return tool_step(
+            index, str(i), None, {"command": command}, obs, ctx,
+            tool=_tool_for(command), exit_code=exit_code, is_error=is_error, raw_ref=raw,
+            text=thought or "", extra=extra,
+        )
 
     @staticmethod
     def _task(history: Any) -> str | None:
