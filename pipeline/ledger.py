@@ -131,15 +131,31 @@ class Ledger:
             self.db = sqlite3.connect(str(path), timeout=30.0, isolation_level=None,
                                       check_same_thread=False)
             self.db.row_factory = sqlite3.Row
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute("PRAGMA busy_timeout=30000")
+            self._switch_to_wal()
+            self.db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
         except (sqlite3.DatabaseError, OSError) as exc:
             raise LedgerError(
                 f"{path}: cannot use this file as the orf ledger ({exc}); move it aside or "
                 "point --ledger / ORF_LEDGER elsewhere"
             ) from exc
+
+    def _switch_to_wal(self) -> None:
+        # Switching a fresh file to WAL needs an exclusive lock, and SQLite may answer "database
+        # is locked" at once, without its busy handler, when another process is opening the
+        # same new ledger: retry for a while instead of failing the run.
+        deadline = time.monotonic() + 30.0
+        delay = 0.01
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
 
     def _migrate(self) -> None:
         version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
