@@ -133,3 +133,24 @@ def test_analyze_many_offline() -> None:
                            STORE)
     assert len(results[0].drafts) == 1 and results[1].drafts == []
     assert results[0].verdict.outcome == "unknown"
+
+
+@pytest.mark.parametrize("insight", [
+    "Always run `pip install -e .` before pytest.",
+    "Check src/calc.py before touching the tests.",
+    "The fix for PROJ-123 is to install the package.",
+])
+def test_insight_with_task_literals_is_sent_back_for_repair(insight: str) -> None:
+    import json
+
+    from _llm_helpers import GOOD_DRAFT
+
+    traj = make_traj()
+    reply = json.dumps({"drafts": [{**GOOD_DRAFT, "insight": insight}]})
+    drafts, reason = parse_draft_reply(LLMReply(text=reply), traj, [make_finding(traj)], None,
+                                       HEURISTIC)
+    assert drafts is None and reason is not None and "task-specific literal" in reason
+    clean = json.dumps({"drafts": [GOOD_DRAFT]})
+    drafts, reason = parse_draft_reply(LLMReply(text=clean), traj, [make_finding(traj)], None,
+                                       HEURISTIC)
+    assert reason is None and drafts

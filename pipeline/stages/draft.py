@@ -36,6 +36,13 @@ __all__ = [
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
+# What a Core Principle must not hold: it has to apply beyond the one session it came from.
+_TASK_LITERAL = re.compile(
+    r"`[^`]+`"                                  # inline code
+    r"|(?:^|\s)(?:\.{0,2}/|~/)[\w.-]+/[\w./-]*"   # paths
+    r"|\b[\w-]+\.(?:py|js|ts|tsx|go|rs|java|rb|c|h|cpp|json|ya?ml|toml|md|txt|sh)\b"
+    r"|#\d{2,}\b|\b[A-Z][A-Z0-9]+-\d+\b"           # issue / ticket numbers
+)
 
 
 @dataclass
@@ -173,6 +180,10 @@ def _check(draft: Draft) -> str | None:
         return "checklist is empty"
     if not draft.domain:
         return "domain is not a usable slug"
+    literal = _TASK_LITERAL.search(draft.insight)
+    if literal:
+        return (f"the insight names a task-specific literal ({literal.group(0)!r}); state the "
+                "principle without file names, paths, code or ticket numbers")
     return None
 
 
