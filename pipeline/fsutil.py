@@ -17,7 +17,15 @@ from filelock import Timeout as _FileLockTimeout
 
 from .errors import LockTimeout
 
-LOCK_NAME = ".orf.lock"
+
+def lock_path(store: Path) -> Path:
+    """The store's lock file: ``<parent>/.orf/<store name>.lock``, beside the default ledger.
+
+    Kept out of the store itself so that the store holds only ORF files and `orf pr` or a
+    plain ``git add experiences/`` never commits it.
+    """
+    resolved = store.resolve()
+    return resolved.parent / ".orf" / f"{resolved.name}.lock"
 _LOCKS: dict[str, FileLock] = {}
 
 
@@ -68,9 +76,11 @@ def remove_stale_temps(folder: Path) -> int:
 def store_lock(store: Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the store's lock file; raise ``LockTimeout`` after ``timeout`` seconds."""
     store.mkdir(parents=True, exist_ok=True)
+    path = lock_path(store)
+    path.parent.mkdir(parents=True, exist_ok=True)
     # One FileLock object per lock file and process: FileLock is reentrant per thread, so a
     # run holding the lock (orf mine around dedupe+write) can call Store methods that lock too.
-    key = str((store / LOCK_NAME).resolve())
+    key = str(path)
     lock = _LOCKS.get(key)
     if lock is None:
         lock = _LOCKS.setdefault(key, FileLock(key))

@@ -1,6 +1,6 @@
 """The ORF store on disk: read, create, remove and repair playbooks, safely.
 
-Every write happens under the store lock (``.orf.lock`` in the store folder) and goes through
+Every write happens under the store lock (``<parent>/.orf/<store>.lock``) and goes through
 ``atomic_write``. A new experience is written first, then its INDEX.md line: a crash between
 the two leaves a complete but unlisted file, which ``repair`` lists (never a dangling link).
 """
