@@ -52,17 +52,24 @@ def open_ledger(tmp_path: Path) -> Ledger:
 
 
 def make_traj(sid: str = "s1", *, outcome: OutcomeHints | None = None, repeats: int = 4,
-              task: str = "Make the test suite pass") -> Trajectory:
+              task: str = "Make the test suite pass", command: str = "python app.py"
+              ) -> Trajectory:
+    """A failing command repeated, then ``pip install -e . && <command>`` succeeding.
+
+    The default command runs no tests, so the log is silent about the outcome and the judge
+    must ask the model; pass ``command="pytest -x"`` for a log whose last test run passed.
+    """
     steps: list[Step] = []
     for i in range(repeats):
         steps.append(Step(index=i, source_id=f"{sid}-c{i}", kind="tool", tool="bash",
-                          args={"command": "pytest -x"}, action_key='bash {"command":"pytest -x"}',
+                          args={"command": command},
+                          action_key=f'bash {{"command":"{command}"}}',
                           output="E   ModuleNotFoundError: No module named 'foo'", exit_code=1,
                           is_error=True,
                           error_signature="ModuleNotFoundError: No module named <q>"))
     steps.append(Step(index=repeats, source_id=f"{sid}-c{repeats}", kind="tool", tool="bash",
-                      args={"command": "pip install -e . && pytest -x"},
-                      action_key='bash {"command":"pip install -e . && pytest -x"}',
+                      args={"command": f"pip install -e . && {command}"},
+                      action_key=f'bash {{"command":"pip install -e . && {command}"}}',
                       output="3 passed", exit_code=0))
     return Trajectory(id=sid, source=SourceInfo(format="claude-code", path=f"/logs/{sid}.jsonl"),
                       agent="claude-code", task=task, steps=steps,

@@ -35,9 +35,24 @@ def test_log_outcome_decides(hints: OutcomeHints, outcome: str) -> None:
 @pytest.mark.parametrize("hints", [OutcomeHints(), OutcomeHints(exit_status="submitted"),
                                    OutcomeHints(task_complete=True)])
 def test_silent_or_self_reported_log_is_unknown_offline(hints: OutcomeHints) -> None:
-    assert verdict_from_log(make_traj(outcome=hints)) is None
-    verdict = judge(make_traj(outcome=hints), [], HEURISTIC)
+    silent = make_traj(outcome=hints)
+    for step in silent.steps:  # no test run left in the log: nothing says how it ended
+        step.args = {"command": "ls"}
+    assert verdict_from_log(silent) is None
+    verdict = judge(silent, [], HEURISTIC)
     assert verdict.outcome == "unknown" and verdict.decided_by == "heuristic"
+
+
+def test_last_test_run_in_the_log_decides() -> None:
+    # failing pytest runs, then `pip install -e . && pytest -x` passes
+    passed = make_traj(command="pytest -x")
+    verdict = verdict_from_log(passed)
+    assert verdict is not None and verdict.outcome == "success" and verdict.decided_by == "log"
+    failed = make_traj(command="pytest -x")
+    failed.steps = failed.steps[:-1]
+    verdict = verdict_from_log(failed)
+    assert verdict is not None and verdict.outcome == "failure"
+    assert verdict.reason == "the last test run in the log failed"
 
 
 def test_unsure_model_success_is_unknown() -> None:
@@ -104,7 +119,7 @@ def test_invalid_draft_replies_are_rejected(text: str, why: str) -> None:
 
 
 def test_heuristic_drafts_from_findings() -> None:
-    traj = make_traj()
+    traj = make_traj(command="pytest -x")
     findings = [make_finding(traj), make_finding(traj, resolved=False, signature="b2:other")]
     verdict = judge(traj, findings, HEURISTIC)
     result = draft(traj, findings, verdict, HEURISTIC, STORE)
@@ -132,7 +147,7 @@ def test_analyze_many_offline() -> None:
     results = analyze_many([(traj, [make_finding(traj)]), (make_traj("s2"), [])], HEURISTIC,
                            STORE)
     assert len(results[0].drafts) == 1 and results[1].drafts == []
-    assert results[0].verdict.outcome == "unknown"
+    assert results[0].verdict.outcome == "unknown"  # the log runs no test and says nothing
 
 
 @pytest.mark.parametrize("insight", [

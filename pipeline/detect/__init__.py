@@ -25,7 +25,7 @@ from . import (  # noqa: F401  (importing registers the families)
     retry_variation,
     text_loops,
 )
-from .actions import analyze, set_current
+from .actions import analyze, runs_tests, set_current
 from .annotate import Repeat, annotate_repeats
 from .base import REGISTRY, Detector, register
 from .build import retrim
@@ -140,5 +140,19 @@ def top_signatures(
     return ranked[:limit]
 
 
+def last_test_passed(traj: Trajectory) -> bool | None:
+    """Did the last test run in the session pass? None when the session ran no test.
+
+    A log signal for the judge ("tests passing at the end"), read with the same step
+    classification the detectors use, so every format answers it alike.
+    """
+    for step, info in zip(reversed(traj.steps), reversed(analyze(traj)), strict=True):
+        if step.kind == "tool" and runs_tests(step, info):
+            if step.exit_code is None and not step.is_error and not step.output:
+                return None  # no observation: the outcome is unknown, not a pass
+            return not info.failed
+    return None
+
+
 __all__ = ["PRECEDENCE", "REGISTRY", "Detector", "Repeat", "annotate_repeats", "detect_all",
-           "merge", "register", "top_signatures"]
+           "last_test_passed", "merge", "register", "top_signatures"]

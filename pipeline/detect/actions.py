@@ -502,6 +502,19 @@ def _token(info: Info, st: _State) -> tuple[Any, ...]:
     return (st.epoch, st.memory)
 
 
+def runs_tests(step: Step, info: Info) -> bool:
+    """True when the step runs tests.
+
+    Also inside a compound command (``pip install -e . && pytest``) that the classifier filed
+    under its first verb.
+    """
+    if info.cls == "test":
+        return True
+    command = step.args.get("command") if isinstance(step.args, dict) else None
+    return (info.cls in ("install", "build", "run", "env") and isinstance(command, str)
+            and _TEST_WORDS.search(command) is not None)
+
+
 def analyze(traj: Trajectory) -> list[Info]:
     """Classify every step and attach state tokens before and after it (one linear pass)."""
     st = _State()

@@ -63,14 +63,19 @@ def verdict_from_log(traj: Trajectory) -> Verdict | None:
         # Partial credit counts as failure: the strict rubric prefers a false failure.
         return Verdict(outcome="failure", reason=f"the log's score is {hints.score} (below 1)",
                        decided_by="log", confidence=0.8)
+    tests_passed = hints.tests_passed_at_end
+    if tests_passed is None:
+        from ..detect import last_test_passed  # late: detect imports heavy tables
+
+        tests_passed = last_test_passed(traj)
     status = (hints.exit_status or "").lower()
     if status and any(word in status for word in FAILED_EXIT):
         return Verdict(outcome="failure", reason=f"the agent exited with {hints.exit_status!r}",
                        decided_by="log", confidence=0.85)
-    if hints.tests_passed_at_end is False:
+    if tests_passed is False:
         return Verdict(outcome="failure", reason="the last test run in the log failed",
                        decided_by="log", confidence=0.8)
-    if hints.tests_passed_at_end and hints.task_complete is not False:
+    if tests_passed and hints.task_complete is not False:
         return Verdict(outcome="success",
                        reason="the last test run in the log passed"
                        + (" and the agent declared the task complete"
