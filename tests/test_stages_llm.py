@@ -169,3 +169,18 @@ def test_insight_with_task_literals_is_sent_back_for_repair(insight: str) -> Non
     drafts, reason = parse_draft_reply(LLMReply(text=clean), traj, [make_finding(traj)], None,
                                        HEURISTIC)
     assert reason is None and drafts
+
+
+def test_only_related_titles_reach_the_prompt() -> None:
+    from pipeline.stages.view import relevant_titles
+
+    traj = make_traj(command="pytest -x")
+    findings = [make_finding(traj)]
+    findings[0].summary = "pytest -x failed 4x with ModuleNotFoundError"
+    titles = [f"Unrelated playbook {i}" for i in range(500)]
+    titles += ["Install the package before running pytest", "Fix ModuleNotFoundError imports"]
+    picked = relevant_titles(titles, findings, traj, 20)
+    assert picked == ["Fix ModuleNotFoundError imports",
+                      "Install the package before running pytest"] or set(picked) == {
+        "Fix ModuleNotFoundError imports", "Install the package before running pytest"}
+    assert relevant_titles(titles, findings, traj, 0) == []

@@ -1,8 +1,9 @@
 """The compact view of one session that the model sees instead of the whole transcript.
 
 It holds the task, each loop (its evidence and error signature: the trap), the steps that
-resolved it (the validated path), the outcome, and the store's categories and titles. A token
-budget is enforced by shrinking the least useful parts first: existing titles, then category
+resolved it (the validated path), the outcome, the store's categories and the existing titles
+that share words with the session (at most 20, however big the store). A token budget is
+enforced by shrinking the least useful parts first: existing titles, then category
 descriptions, then evidence quotes, then step text, then the task, then the weakest findings.
 
 Everything taken from the trajectory is quoted inside ``<<<LOG ... LOG>>>`` blocks and passed
@@ -12,6 +13,7 @@ instruction.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from ..llm.redact import redact
@@ -45,9 +47,9 @@ class _Level:
 
 # Shrink steps, least useful part first. Each level is tried in turn until the view fits.
 _LEVELS = [
-    _Level(titles=60, category_desc=160, evidence=4, quote=300, step_text=600, task=1500,
+    _Level(titles=20, category_desc=160, evidence=4, quote=300, step_text=600, task=1500,
            findings=99),
-    _Level(titles=25, category_desc=160, evidence=4, quote=300, step_text=600, task=1500,
+    _Level(titles=20, category_desc=80, evidence=4, quote=300, step_text=600, task=1500,
            findings=99),
     _Level(titles=10, category_desc=80, evidence=3, quote=200, step_text=400, task=1000,
            findings=99),
@@ -143,10 +145,31 @@ def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, leve
             parts.append(f"- {cid}: {name}{tail}")
     else:
         parts.append("(none yet; propose a new slug)")
-    if level.titles and store.titles:
-        parts.append("## Existing playbook titles (do not repeat these)")
-        parts.extend(f"- {t}" for t in store.titles[: level.titles])
+    titles = relevant_titles(store.titles, findings, traj, level.titles)
+    if titles:
+        parts.append("## Related existing playbook titles (do not repeat these)")
+        parts.extend(f"- {t}" for t in titles)
     return "\n".join(parts)
+
+
+_WORD = re.compile(r"[a-z][a-z0-9_-]{2,}")
+
+
+def relevant_titles(titles: list[str], findings: list[Finding], traj: Trajectory,
+                    limit: int) -> list[str]:
+    """The existing titles that share words with this session's loops, best first.
+
+    A store of hundreds of playbooks must not flood the prompt, and a title that shares no
+    word with the session cannot be the one the draft would repeat.
+    """
+    if not titles or limit <= 0:
+        return []
+    text = " ".join([traj.task or "", *(f.summary for f in findings),
+                     *(f.error_signature or "" for f in findings)]).lower()
+    vocab = set(_WORD.findall(text))
+    scored = [(len(vocab & set(_WORD.findall(t.lower()))), i, t) for i, t in enumerate(titles)]
+    best = sorted((x for x in scored if x[0] > 0), key=lambda x: (-x[0], x[1]))
+    return [t for _, _, t in best[:limit]]
 
 
 def build_view(
