@@ -5,6 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Shared, loaded machines: a slow first draw or a slow example is noise, not a failure.
+settings.register_profile(
+    "orf", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
+)
+settings.load_profile("orf")
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
