@@ -40,3 +40,12 @@ def test_exit_codes_in_top_level_help() -> None:
     result = CliRunner().invoke(main, ["--help"])
     assert "3  partial" in result.output
     assert isinstance(main, click.Group)
+
+
+def test_public_api_names_resolve() -> None:
+    import pipeline
+
+    for name in pipeline.__all__:
+        assert getattr(pipeline, name) is not None, name
+    with pytest.raises(AttributeError):
+        pipeline.nope  # noqa: B018
