@@ -347,7 +347,13 @@ def mine(
 
     started = time.time()
     say = progress or (lambda _line: None)
-    all_paths = list(paths) + (_default_paths() if default_locations else [])
+    all_paths = list(paths)
+    if default_locations:
+        found = _default_paths()
+        all_paths += found
+        say("default locations: " + (", ".join(map(str, found)) if found else
+                                     "none found (looked for " + ", ".join(DEFAULT_LOCATIONS)
+                                     + ")"))
     store = Store(settings.store, lock_timeout=settings.lock_timeout_s)
     ledger = Ledger(settings.ledger_path)
     try:
