@@ -40,6 +40,10 @@ def _session_html(report: SessionReport) -> str:
             (wasted if sid in wasted_ids else first).setdefault(idx, []).append(f.kind)
         if f.resolution:
             resolving[f.resolution.step] = f.resolution.change
+    from ..detect import annotate_repeats
+
+    repeat_of = {r.step: r.repeat_of_source_id
+                 for r in annotate_repeats(t, findings=report.findings) if not r.wasted}
     rows = []
     for s in t.steps:
         cls = []
@@ -50,6 +54,8 @@ def _session_html(report: SessionReport) -> str:
         elif s.index in first:
             cls.append("first")
             tags += "".join(f'<span class="tag">first: {_e(k)}</span>' for k in first[s.index])
+        if s.index in repeat_of:
+            tags += f'<span class="tag">repeats {_e(repeat_of[s.index])}</span>'
         if s.index in resolving:
             cls.append("resolve")
             tags += f'<span class="tag">resolved: {_e(resolving[s.index])}</span>'
