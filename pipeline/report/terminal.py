@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterable
 
@@ -19,9 +20,24 @@ def _cell(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+_LONG_PATH = re.compile(r"(?:/[^\s/`'\"]+){4,}")
+
+
+def _short_paths(text: str) -> str:
+    """``/Users/me/src/proj/pkg/mod/file.go`` -> ``…/pkg/mod/file.go``: the tail tells."""
+    return _LONG_PATH.sub(lambda m: "…/" + "/".join(m.group(0).split("/")[-3:]), text)
+
+
 def _steps(f: Finding) -> str:
-    ids = f.source_ids if len(f.source_ids) <= 6 else [*f.source_ids[:5], "…"]
-    return ",".join(str(s)[:10] for s in ids)
+    # Short log ids (numbers, step ids) read well; long ones (toolu_01...) do not: show the
+    # step positions instead.
+    if all(len(str(s)) <= 8 for s in f.source_ids):
+        ids = [str(s) for s in f.source_ids]
+    else:
+        ids = [f"#{i}" for i in f.steps]
+    if len(ids) > 6:
+        ids = [*ids[:5], "…"]
+    return ",".join(ids)
 
 
 def findings_table(findings: list[Finding], width: int | None = None) -> list[str]:
@@ -35,9 +51,11 @@ def findings_table(findings: list[Finding], width: int | None = None) -> list[st
     res_w = max(24, free - ev_w - 1)
     rows = [f"    {'KIND':<16} {'STEPS':<24} {'WASTED':>6}  {'EVIDENCE':<{ev_w}} RESOLUTION"]
     for f in findings:
-        evidence = f.summary or (f.evidence[0].quote if f.evidence else "")
+        evidence = _short_paths(f.summary or (f.evidence[0].quote if f.evidence else ""))
         if f.resolution:
-            resolution = f"step {f.resolution.source_id}: {f.resolution.change}"
+            where = (f.resolution.source_id if len(f.resolution.source_id) <= 8
+                     else f"#{f.resolution.step}")
+            resolution = _short_paths(f"step {where}: {f.resolution.change}")
         else:
             resolution = "-"
         rows.append(
