@@ -4,6 +4,10 @@ One JSON record per line (``user``, ``assistant``, ``system``, ``summary``, ``pr
 An assistant reply is streamed as several lines sharing ``message.id`` (one per content
 block, each repeating the usage), so tokens are counted once per message id. ``tool_use``
 blocks are paired with the ``tool_result`` blocks of later user lines by id.
+
+The usage Claude Code writes is the one of the stream's start: its ``output_tokens`` is often
+1-3 per message whatever the reply's length, so ``tokens_out`` understates the real output.
+We report what the log says rather than guess.
 """
 
 from __future__ import annotations
