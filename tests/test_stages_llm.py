@@ -184,3 +184,12 @@ def test_only_related_titles_reach_the_prompt() -> None:
                       "Install the package before running pytest"] or set(picked) == {
         "Fix ModuleNotFoundError imports", "Install the package before running pytest"}
     assert relevant_titles(titles, findings, traj, 0) == []
+
+
+def test_draft_schema_file_matches_the_model() -> None:
+    import json
+
+    from pipeline.prompts import load_prompt
+    from pipeline.stages.draft import draft_schema
+
+    assert json.loads(load_prompt("draft.schema.json")) == draft_schema(3)
