@@ -95,3 +95,15 @@ def test_unreadable_file_is_reported(tmp_path: Path) -> None:
     assert list(discover([path], issues=issues)) == []
     assert issues[0].fatal and "cannot read" in issues[0].message
 
+
+
+def test_numbers_past_float_range_are_read_not_dropped(tmp_path: Path) -> None:
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.jsonio import iter_jsonl
+
+    log = tmp_path / "huge.jsonl"
+    log.write_text('{"a": 1e400, "b": "x"}\n{"c": 1}\n')
+    ctx = ParseContext()
+    rows = list(iter_jsonl(log, ctx))
+    assert [n for n, _ in rows] == [1, 2] and rows[0][1]["b"] == "x"
+    assert rows[0][1]["a"] == float("inf") and not ctx.issues

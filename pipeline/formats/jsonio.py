@@ -8,6 +8,7 @@ ledger gets a content hash without a second pass over the file.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,9 @@ def check_head(path: Path, head: bytes) -> None:
         raise ParseFailure(f"{path}: binary file (NUL bytes), not a text log")
 
 
+_HUGE_NUMBER = re.compile(rb"\d[eE][+]?\d{3,}")
+
+
 def _loads(data: bytes) -> Any:
     try:
         return orjson.loads(data)
@@ -72,8 +76,9 @@ def _loads(data: bytes) -> Any:
         msg = str(exc)
         if "recursion" in msg.lower() or "depth limit" in msg.lower():
             raise ValueError(f"JSON nested deeper than orjson's limit ({msg})") from None
-        if b"NaN" in data or b"Infinity" in data:
-            # orjson rejects NaN/Infinity literals; retry with the stdlib which accepts them.
+        if b"NaN" in data or b"Infinity" in data or _HUGE_NUMBER.search(data):
+            # orjson rejects NaN/Infinity literals and numbers past float range (1e400);
+            # retry with the stdlib, which reads them (as nan/inf).
             import json
 
             try:
