@@ -193,3 +193,17 @@ def test_draft_schema_file_matches_the_model() -> None:
     from pipeline.stages.draft import draft_schema
 
     assert json.loads(load_prompt("draft.schema.json")) == draft_schema(3)
+
+
+def test_view_quotes_identical_evidence_and_a_shared_resolution_once() -> None:
+    from pipeline.model import Evidence
+    from pipeline.stages.view import build_view
+
+    traj = make_traj(command="pytest -x")
+    first, second = make_finding(traj), make_finding(traj, signature="b2:two")
+    first.evidence = [Evidence(step=i, source_id=f"s1-c{i}", quote="pytest -x -> boom")
+                      for i in range(4)]
+    view = build_view(traj, [first, second], STORE)
+    assert view.count("pytest -x -> boom") == 1 and "steps 0, 1, 2, 3:" in view
+    assert view.count("Resolving action:") == 1
+    assert "(the same resolving step as finding 0)" in view

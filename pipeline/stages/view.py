@@ -91,7 +91,8 @@ def outcome_lines(traj: Trajectory) -> list[str]:
     return lines
 
 
-def _finding_block(index: int, finding: Finding, traj: Trajectory, level: _Level) -> str:
+def _finding_block(index: int, finding: Finding, traj: Trajectory, level: _Level,
+                   shown_resolutions: dict[int, int]) -> str:
     lines = [
         f"### Finding {index}: {finding.kind} ({finding.wasted_steps} wasted steps, "
         f"steps {finding.steps[0] if finding.steps else '?'}-"
@@ -105,13 +106,22 @@ def _finding_block(index: int, finding: Finding, traj: Trajectory, level: _Level
         lines.append(quote(finding.summary, 300))
     if finding.evidence and level.evidence > 0:
         lines.append("Evidence (repeated action and what came back):")
+        # Repeats quote the same text: show each distinct quote once, with all its steps.
+        groups: dict[str, list[int]] = {}
         for ev in finding.evidence[: level.evidence]:
-            lines.append(f"step {ev.step}:")
-            lines.append(quote(ev.quote, level.quote))
+            groups.setdefault(ev.quote, []).append(ev.step)
+        for text, steps in groups.items():
+            lines.append(("step " if len(steps) == 1 else "steps ")
+                         + ", ".join(map(str, steps)) + ":")
+            lines.append(quote(text, level.quote))
     if finding.resolution is not None:
         res = finding.resolution
         lines.append(f"Resolved at step {res.step}; what changed:")
         lines.append(quote(res.change, level.step_text))
+        if res.step in shown_resolutions:
+            lines.append(f"(the same resolving step as finding {shown_resolutions[res.step]})")
+            return "\n".join(lines)
+        shown_resolutions[res.step] = index
         if res.action:
             lines.append("Resolving action:")
             lines.append(quote(res.action, level.step_text))
@@ -136,8 +146,9 @@ def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, leve
         parts.append("Agent's final message:")
         parts.append(quote(traj.outcome.final_message, level.step_text))
     parts.append("## Loops found")
+    shown: dict[int, int] = {}
     for i, finding in enumerate(findings[: level.findings]):
-        parts.append(_finding_block(i, finding, traj, level))
+        parts.append(_finding_block(i, finding, traj, level, shown))
     parts.append("## Store categories (id: name - description)")
     if store.categories:
         for cid, name, desc in store.categories:
