@@ -126,6 +126,21 @@ def test_labels_are_well_formed() -> None:
             assert isinstance(lab["wasted"], bool)
 
 
+def test_heldout_labels_are_well_formed() -> None:
+    bench = _bench()
+    labels = bench.load_labels(bench.HELDOUT)  # type: ignore[attr-defined]
+    assert len(labels) >= 5 and sum(len(x["steps"]) for x in labels) >= 250
+    assert len({x["file"].split("/")[0] for x in labels}) >= 3
+    train = {(x["file"], x["session_id"]) for x in bench.load_labels()}  # type: ignore[attr-defined]
+    for x in labels:
+        assert (x["file"], x["session_id"]) not in train
+        steps = x["steps"]
+        assert len(set(steps)) == len(steps)
+        for sid, lab in x["repeats"].items():
+            assert steps.index(lab["repeat_of"]) < steps.index(sid)
+            assert isinstance(lab["wasted"], bool)
+
+
 def test_quality_against_hand_labels(shared_trajectories: Path) -> None:
     bench = _bench()
     totals = {k: bench.Score() for k in ("repeat", "wasted", "base_repeat")}  # type: ignore[attr-defined]

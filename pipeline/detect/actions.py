@@ -517,6 +517,14 @@ def runs_tests(step: Step, info: Info) -> bool:
 
 def analyze(traj: Trajectory) -> list[Info]:
     """Classify every step and attach state tokens before and after it (one linear pass)."""
+    token = shell.SESSION_ROOT.set(shell.session_root_of(traj.extra.get("cwd")))
+    try:
+        return _analyze(traj)
+    finally:
+        shell.SESSION_ROOT.reset(token)
+
+
+def _analyze(traj: Trajectory) -> list[Info]:
     st = _State()
     infos: list[Info] = []
     for step in traj.steps:

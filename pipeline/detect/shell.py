@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -49,6 +50,20 @@ class Parsed:
     """True when the command only changes the shell state (cd, export, source)."""
 
 
+# The session's working directory (Claude Code and Codex log it): absolute paths under it are
+# made relative like sandbox roots, so `Edit /Users/me/repo/a.go` and `sed -i ... a.go` name
+# the same file. Set per trajectory by ``actions.analyze``.
+SESSION_ROOT: ContextVar[str] = ContextVar("orf_session_root", default="")
+
+
+def session_root_of(cwd: object) -> str:
+    """The normalized root for a logged cwd ("" when it is missing or the filesystem root)."""
+    if not isinstance(cwd, str) or not cwd.startswith("/"):
+        return ""
+    root = "/" + "/".join(part for part in cwd.split("/") if part and part != ".")
+    return "" if root == "/" else root
+
+
 def norm_path(path: str, cwd: str = "") -> str:
     """Normalize a path: sandbox root removed, ``./`` and trailing slashes dropped.
 
@@ -66,6 +81,10 @@ def norm_path(path: str, cwd: str = "") -> str:
     absolute = p.startswith("/")
     rooted = absolute and _ROOTS.match(p) is not None
     p = _ROOTS.sub("", p) if rooted else p
+    if absolute and not rooted:
+        root = SESSION_ROOT.get()
+        if root and (p == root or p.startswith(root + "/")):
+            p, rooted = p[len(root):], True
     parts: list[str] = []
     for part in p.split("/"):
         if part in ("", "."):
@@ -112,8 +131,13 @@ def _tokens(line: str) -> list[str]:
         return line.replace('"', " ").replace("'", " ").split()
 
 
-@lru_cache(maxsize=8192)
 def parse(command: str) -> Parsed:
+    """Split a shell command into segments (cached per command and session root)."""
+    return _parse(command, SESSION_ROOT.get())
+
+
+@lru_cache(maxsize=8192)
+def _parse(command: str, _root: str) -> Parsed:
     """Split a shell command into segments, dropping ``cd`` prefixes and noise redirections.
 
     Args:
@@ -258,8 +282,13 @@ def _canon_argv(argv: list[str], cwd: str) -> list[str]:
     return [prog, *sorted(set(flags)), *rest]
 
 
-@lru_cache(maxsize=8192)
 def canonical(command: str) -> str:
+    """Canonical text of a shell command (cached per command and session root)."""
+    return _canonical(command, SESSION_ROOT.get())
+
+
+@lru_cache(maxsize=8192)
+def _canonical(command: str, _root: str) -> str:
     """Canonical text of a shell command for near-repeat comparison.
 
     Args:
