@@ -53,6 +53,7 @@ _WRITE_PROGS = frozenset({"touch", "mkdir", "cp", "mv", "rm", "ln", "chmod", "ch
                           "truncate", "patch", "rmdir", "unzip", "tar"})
 # Programs that merely name a test path (``rm tests/x.py``, ``cat tests/y.py``) run no tests.
 _FILE_OPS = frozenset({"rm", "mv", "cp", "mkdir", "touch", "chmod", "ln", "rmdir", "tee"})
+_POLL_ARGS = frozenset({"session_id", "chars", "bash_id", "shell_id"})
 _NOT_TEST_PROGS = _READ_PROGS | _SEARCH_PROGS | _FILE_OPS
 _TEST_WORDS = re.compile(
     r"(^|[\s/])(pytest|py\.test|tox|nox|nosetests|unittest|runtests(\.py)?|jest|vitest|mocha|"
@@ -437,6 +438,12 @@ def classify(step: Step) -> Info:
     code = args.get("code") if isinstance(args, dict) else None
     if isinstance(code, str) and not isinstance(command, str):
         _classify_code(code, step, info)
+        return info
+    if tool == "bash" and not isinstance(command, str) and _POLL_ARGS & set(args):
+        # Codex ``write_stdin`` / Claude ``BashOutput``: talking to (or waiting on) a process
+        # that is already running. Asking again is polling, not a repeat.
+        info.cls = "poll"
+        info.label = "<poll running process>"
         return info
     is_editor_cmd = isinstance(command, str) and command in _EDITOR_COMMANDS and tool != "bash"
     if isinstance(command, str) and not is_editor_cmd and tool in ("bash", "shell", "run",
