@@ -80,6 +80,9 @@ def _covered(rng: tuple[int, int], seen: list[tuple[int, int]], overlap: float) 
     return total >= overlap * (hi - lo + 1)
 
 
+_ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Za-z_]\w*=")
+
+
 class _Matcher:
     """Latest earlier step per intent key (see the module docstring)."""
 
@@ -121,9 +124,15 @@ class _Matcher:
     def _tail(info: Info) -> str:
         # The command a compound step ends with (``cat > t.rst <<EOF ... && sphinx-build``):
         # setup then the same reproduction or test run again.
-        tail = info.canon.split(" <<", 1)[0].rsplit(" && ", 1)[-1]
+        parts = info.canon.split(" <<", 1)[0].split(" && ")
+        tail = parts[-1]
         prog = tail.split(" ", 1)[0]
-        return "" if prog in _SETUP_PROGS or " " not in tail else tail
+        if prog in _SETUP_PROGS or " " not in tail:
+            return ""
+        # Environment set up front is an input of the run (STRATEGY=a vs STRATEGY=b are two
+        # experiments, not a rerun): keep it in the key.
+        env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p)]
+        return " && ".join([*env, tail])
 
     def _sim_keys(self, info: Info) -> set[tuple[str, str]]:
         return {(info.cls, info.program)} if info.shell and info.cls in SIMILAR_CLASSES else set()
