@@ -29,10 +29,17 @@ def _strip_volatile(value: Any, depth: int = 0) -> Any:
         # Arguments nested this deep are data, not options: compare them verbatim and never
         # recurse toward Python's stack limit on a hostile log.
         return canonical_json(value).decode("utf-8", "replace")
-    if isinstance(value, dict):
-        return {
-            k: _strip_volatile(v, depth + 1) for k, v in value.items() if k not in VOLATILE_KEYS
-        }
+    # Exact type checks first (decoded JSON holds nothing else), and string values folded in
+    # line rather than through a call each: this runs for every argument of every step.
+    if type(value) is dict or isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        fold = depth < 32  # a string one level down is still folded, not kept verbatim
+        for k, v in value.items():
+            if k in VOLATILE_KEYS:
+                continue
+            out[k] = (" ".join(v.split()) if fold and type(v) is str
+                      else _strip_volatile(v, depth + 1))
+        return out
     if isinstance(value, list):
         return [_strip_volatile(v, depth + 1) for v in value]
     if isinstance(value, str):
