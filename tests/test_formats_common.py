@@ -41,6 +41,8 @@ def test_as_int_tells_missing_from_zero() -> None:
     assert [as_int(v) for v in (True, None, 2.5, float("nan"), float("inf"), "x", [])] == [
         None] * 7
     assert as_count(None) == 0 and as_count("12") == 12
+    # The plain-int fast path keeps as_int's rules: bools and out-of-range ints count 0.
+    assert [as_count(v) for v in (5, True, 2**63, -(2**63) - 1)] == [5, 0, 0, 0]
 
 
 def test_bounded_strips_and_keeps_head_and_tail() -> None:
@@ -100,3 +102,20 @@ def test_load_document_names_the_missing_list(tmp_path: Path) -> None:
     path.write_text('{"steps": [1]}')
     assert load_document(path, ParseContext(), ReadStats(), "steps", "a thing") == {
         "steps": [1]}
+
+
+def test_opens_object_tells_a_document_from_json_lines() -> None:
+    assert opens_object(b'{\n  "trajectory": [],\n  "info": {}\n}\n')
+    assert opens_object(b'{"a": 1}') and opens_object(b'{"a": 1}\n')
+    # Whole-file sniffers skip JSON Lines: a closed object followed by another object line.
+    assert not opens_object(b'{"a": 1}\n{"b": 2}\n')
+    assert not opens_object(b'{"a": 1}  \r\n{"b": 2}\r\n')
+
+
+def test_tool_step_without_observation_keeps_the_step_defaults() -> None:
+    ctx = ParseContext()
+    step = tool_step(0, "c1", "Bash", {"command": "ls"}, "", ctx)
+    assert (step.output, step.output_len, step.exit_code, step.is_error,
+            step.error_signature) == ("", 0, None, False, None)
+    failed = tool_step(1, "c2", "Bash", {"command": "ls"}, "", ctx, exit_code=2)
+    assert failed.is_error and failed.error_signature == "exit code 2"

@@ -66,6 +66,11 @@ class _Builder:
     last_text: str | None = None
     text_msg: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    where: str = ""
+    """``str(path)``, made once: every record's RawRef names the file."""
+
+    def __post_init__(self) -> None:
+        self.where = str(self.path)
 
     def add(self, step: Step) -> Step:
         step.index = len(self.steps)
@@ -76,10 +81,11 @@ class _Builder:
 def _usage(usage: Any) -> tuple[int, int] | None:
     if not isinstance(usage, dict):
         return None
+    get = usage.get
     # Prompt tokens include cache writes and reads: together they are what the turn consumed.
-    tin = (as_count(usage.get("input_tokens")) + as_count(usage.get("cache_creation_input_tokens"))
-           + as_count(usage.get("cache_read_input_tokens")))
-    return tin, as_count(usage.get("output_tokens"))
+    tin = (as_count(get("input_tokens")) + as_count(get("cache_creation_input_tokens"))
+           + as_count(get("cache_read_input_tokens")))
+    return tin, as_count(get("output_tokens"))
 
 
 def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
@@ -96,7 +102,7 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
         # Streamed lines repeat the usage of the same message; the last one is final.
         b.usage[mid] = u
     ts = rec.get("timestamp")
-    ref = RawRef(str(b.path), lineno)
+    ref = RawRef(b.where, lineno)
     content = msg.get("content")
     blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
     texts: list[str] = []
@@ -146,10 +152,10 @@ def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno
         # A result whose call we never saw (trimmed log): keep it as an unnamed tool step.
         step = b.add(tool_step(0, tid or str(lineno), None, {}, "", ctx,
                                timestamp=rec.get("timestamp"),
-                               raw_ref=RawRef(str(b.path), lineno)))
+                               raw_ref=RawRef(b.where, lineno)))
         ctx.warn(b.path, lineno, f"tool_result for unknown tool_use id {tid!r}")
     set_output(step, output, ctx, exit_code=exit_code, is_error=failed)
-    step.extra["result_ref"] = f"{b.path}:{lineno}"
+    step.extra["result_ref"] = f"{b.where}:{lineno}"
     interrupted = rec.get("toolUseResult")
     if isinstance(interrupted, dict) and interrupted.get("interrupted"):
         step.extra["interrupted"] = True
@@ -171,7 +177,7 @@ def _user(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> N
     text = "\n".join(texts)
     if not text.strip():
         return
-    ref = RawRef(str(b.path), lineno)
+    ref = RawRef(b.where, lineno)
     sid = str(rec.get("uuid") or lineno)
     if rec.get("isCompactSummary"):
         b.add(text_step(0, sid, "compaction", text, ctx, timestamp=ts, raw_ref=ref,
@@ -187,7 +193,7 @@ def _system(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) ->
     subtype = rec.get("subtype")
     if subtype in _SKIP_SYSTEM:
         return
-    ref = RawRef(str(b.path), lineno)
+    ref = RawRef(b.where, lineno)
     sid = str(rec.get("uuid") or lineno)
     ts = rec.get("timestamp")
     if subtype == "compact_boundary":

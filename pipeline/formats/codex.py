@@ -69,6 +69,11 @@ class _State:
     batch_start: int = 0
     outcome: OutcomeHints = field(default_factory=OutcomeHints)
     last_text: str | None = None
+    where: str = ""
+    """``str(path)``, made once: every record's RawRef names the file."""
+
+    def __post_init__(self) -> None:
+        self.where = str(self.path)
 
     def add(self, step: Step) -> Step:
         step.index = len(self.steps)
@@ -262,11 +267,10 @@ class Adapter(base.Adapter):
     @staticmethod
     def _record(st: _State, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
         """Turn one rollout line into steps or session state."""
-        path = st.path
         ts = rec.get("timestamp")
         if st.started_at is None and isinstance(ts, str):
             st.started_at = ts
-        ref = RawRef(str(path), lineno)
+        ref = RawRef(st.where, lineno)
         rtype = rec.get("type")
         payload = rec.get("payload")
         if isinstance(payload, dict):

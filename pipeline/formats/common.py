@@ -280,6 +280,9 @@ def as_int(value: Any) -> int | None:
 
 def as_count(value: Any) -> int:
     """A token count to add up: ``as_int(value)``, with anything unreadable counting 0."""
+    # Plain ints are nearly every count (several per record): skip the call to as_int.
+    if type(value) is int and _INT64_MIN <= value <= _INT64_MAX:
+        return value
     return as_int(value) or 0
 
 
@@ -383,8 +386,11 @@ def tool_step(
         text=truncate(text, TEXT_MAX_CHARS) if text else "",
         extra=extra,
     )
-    set_output(step, output, ctx, exit_code=exit_code, is_error=is_error,
-               signature_text=signature_text)
+    if output or exit_code is not None or is_error:
+        # Most adapters learn the observation later (``set_output``); an empty one with no
+        # status is what the Step defaults already say.
+        set_output(step, output, ctx, exit_code=exit_code, is_error=is_error,
+                   signature_text=signature_text)
     return step
 
 
@@ -412,8 +418,10 @@ def set_output(
     if exit_code is not None and type(exit_code) is not int:
         exit_code = as_int(exit_code)
     failed = bool(exit_code) if is_error is None else bool(is_error)
-    step.output = truncate(output, ctx.output_max_chars)
-    step.output_len = len(output)
+    size = len(output)
+    limit = ctx.output_max_chars
+    step.output = output if size <= limit else truncate(output, limit)
+    step.output_len = size
     step.exit_code = exit_code
     step.is_error = failed
     # The signature is only worth computing for failures: it is the costly part. A failure
@@ -534,8 +542,19 @@ def clean_trajectory(traj: Trajectory) -> Trajectory:
 
 
 def opens_object(head: bytes) -> bool:
-    """True when a file's first bytes start a JSON object (a whole-file JSON document)."""
-    return head.lstrip()[:1] == b"{"
+    """True when a file's first bytes start a JSON object that may be the whole file.
+
+    A first line ending an object, followed by a line opening another, is JSON Lines: one
+    document cannot go on past its closing brace. Saying so here spares the sniffers of
+    whole-file formats their searches through the 64 KiB heads of every JSONL log.
+    """
+    s = head.lstrip()
+    if s[:1] != b"{":
+        return False
+    nl = s.find(b"\n")
+    if nl < 0:
+        return True
+    return not (s[max(0, nl - 8):nl].rstrip().endswith(b"}") and s[nl + 1:nl + 2] == b"{")
 
 
 def load_document(path: Path, ctx: ParseContext, stats: ReadStats, list_key: str,

@@ -206,7 +206,8 @@ class Adapter(base.Adapter):
         """Score ConversationRecord shapes: projectHash + sessionId/messages, or $set lines."""
         if b'"projectHash"' in head and (b'"sessionId"' in head or b'"messages"' in head):
             return 95
-        if b'{"$set"' in head or b'{"$rewindTo"' in head:
+        # One search for the shared prefix first: most heads hold neither record.
+        if b'{"$' in head and (b'{"$set"' in head or b'{"$rewindTo"' in head):
             return 70
         return 0
 
