@@ -26,6 +26,7 @@ from .base import ParseContext
 from .common import (
     RECORD_ERRORS,
     TASK_MAX_CHARS,
+    StepLog,
     as_count,
     as_key,
     bounded,
@@ -49,11 +50,9 @@ _SKIP_SYSTEM = frozenset({"stop_hook_summary", "turn_duration"})
 
 
 @dataclass
-class _Builder:
+class _Builder(StepLog):
     """Accumulates one (sub-)session's steps while lines stream by."""
 
-    path: Path
-    steps: list[Step] = field(default_factory=list)
     pending: dict[str, Step] = field(default_factory=dict)
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
     first_step_of_msg: dict[str, int] = field(default_factory=dict)
@@ -66,16 +65,6 @@ class _Builder:
     last_text: str | None = None
     text_msg: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
-    where: str = ""
-    """``str(path)``, made once: every record's RawRef names the file."""
-
-    def __post_init__(self) -> None:
-        self.where = str(self.path)
-
-    def add(self, step: Step) -> Step:
-        step.index = len(self.steps)
-        self.steps.append(step)
-        return step
 
 
 def _usage(usage: Any) -> tuple[int, int] | None:

@@ -23,6 +23,7 @@ from . import base
 from .base import ParseContext
 from .common import (
     RECORD_ERRORS,
+    StepLog,
     as_count,
     as_int,
     as_key,
@@ -56,9 +57,7 @@ class _Call:
 
 
 @dataclass
-class _State:
-    path: Path
-    steps: list[Step] = field(default_factory=list)
+class _State(StepLog):
     calls: dict[str, _Call] = field(default_factory=dict)
     ends: dict[str, dict[str, Any]] = field(default_factory=dict)
     models: Counter[str] = field(default_factory=Counter)
@@ -69,16 +68,6 @@ class _State:
     batch_start: int = 0
     outcome: OutcomeHints = field(default_factory=OutcomeHints)
     last_text: str | None = None
-    where: str = ""
-    """``str(path)``, made once: every record's RawRef names the file."""
-
-    def __post_init__(self) -> None:
-        self.where = str(self.path)
-
-    def add(self, step: Step) -> Step:
-        step.index = len(self.steps)
-        self.steps.append(step)
-        return step
 
 
 def _output_text(value: Any) -> tuple[str, int | None]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -307,6 +308,28 @@ def epoch_to_iso(value: Any) -> str | None:
         return datetime.fromtimestamp(float(value), tz=timezone.utc).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
+
+
+@dataclass
+class StepLog:
+    """The steps of one session being built while its records stream by.
+
+    Adapters subclass it with their own pairing state; ``add`` keeps indices dense.
+    """
+
+    path: Path
+    steps: list[Step] = field(default_factory=list)
+    where: str = field(default="", init=False)
+    """``str(path)``, made once: every record's RawRef names the file."""
+
+    def __post_init__(self) -> None:
+        self.where = str(self.path)
+
+    def add(self, step: Step) -> Step:
+        """Append ``step`` as the next one."""
+        step.index = len(self.steps)
+        self.steps.append(step)
+        return step
 
 
 def tool_step(

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..analyze import SessionReport
 from ..detect.annotate import annotate_repeats
-from ..llm.redact import redact
+from ..llm.redact import redact_value
 from ..model import Finding
 
 ANALYSIS_SCHEMA = "orf.analysis/1"
@@ -19,19 +19,7 @@ ANALYSIS_SCHEMA = "orf.analysis/1"
 
 def finding_json(f: Finding) -> dict[str, Any]:
     """A finding as plain JSON (DESIGN.md field names)."""
-    out = asdict(f)
-    return out
-
-
-def redact_tree(value: Any) -> Any:
-    """Apply ``redact`` to every string in a JSON-like structure."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: redact_tree(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_tree(v) for v in value]
-    return value
+    return asdict(f)
 
 
 def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[str, Any]:
@@ -71,4 +59,4 @@ def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[st
     if with_drafts:
         obj["drafts"] = [d.model_dump() for d in report.drafts]
         obj["draft_failures"] = list(report.draft_failures)
-    return dict(redact_tree(obj))
+    return dict(redact_value(obj))
