@@ -31,3 +31,22 @@ def session_files(folder: Path, *suffixes: str) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.name.endswith(suffixes)
                   and not p.name.startswith(("SCHEMA-REF__", "DOC__"))
                   and "README" not in p.name and p.name != "SOURCES.md")
+
+
+def sample_notes(folder: Path) -> dict[Path, str]:
+    """Each file listed in ``folder/SOURCES.md`` mapped to its note (the table's last column)."""
+    sources = folder / "SOURCES.md"
+    notes: dict[Path, str] = {}
+    if not sources.is_file():
+        return notes
+    for line in sources.read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 2 and line.startswith("| ") and cells[0] not in ("file", "---"):
+            notes[folder / cells[0]] = cells[-1]
+    return notes
+
+
+def is_real_session(note: str) -> bool:
+    """Whether a SOURCES.md note describes a real session (not metadata, report or notes)."""
+    low = note.lower()
+    return low.startswith("real") and "not a session" not in low

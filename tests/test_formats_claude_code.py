@@ -143,3 +143,16 @@ def test_hook_log_is_not_a_session(shared_trajectories: Path) -> None:
 def test_real_task_is_first_typed_request(shared_trajectories: Path, name: str) -> None:
     traj = parse_one(shared_trajectories / "claude-code" / name)
     assert traj.task == "mix phx.server doesnt seem to start"
+
+
+def test_resumed_session_copies_are_not_new_calls(tmp_path: Path) -> None:
+    # A resumed session repeats earlier lines under a new sessionId: same call id, same result.
+    lines = SESSION.read_text().splitlines()
+    copied = [json.loads(x) for x in lines if '"tool_use' in x][:4]
+    for rec in copied:
+        rec["sessionId"] = "b162b1ae-97bc-475f-9b5f-ffbf55ca5b3f"
+    path = tmp_path / "resumed.jsonl"
+    path.write_text("\n".join(lines + [json.dumps(r) for r in copied]) + "\n")
+    traj = parse_one(path)
+    assert (traj.tool_calls, traj.failed_calls) == (7, 3) == count_calls(path)
+    assert not traj.issues

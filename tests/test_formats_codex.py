@@ -15,14 +15,17 @@ ROLLOUT = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
 def count_calls(path: Path) -> tuple[int, int]:
     """Tool calls (function/custom/local-shell/web-search) and failed ones, from raw lines.
 
-    Exit code: the exec_command_end event of the call, else "Process exited with code N" or
-    JSON metadata in the output; a patch_apply_end with success false also fails.
+    Exit code: the exec_command_end event of the call, else "Exit code: N" at the output's
+    start, "Process exited with code N" or JSON metadata in the output; a patch_apply_end
+    with success false also fails.
     """
     calls: list[str] = []
     ends: dict[str, dict] = {}
     outputs: dict[str, str] = {}
     for line in path.read_text().splitlines():
-        p = json.loads(line).get("payload") or {}
+        rec = json.loads(line)
+        # Pre-Sept-2025 rollouts have bare response items, no {timestamp,type,payload} wrapper.
+        p = rec["payload"] if isinstance(rec.get("payload"), dict) else rec
         t = p.get("type")
         if t in ("function_call", "custom_tool_call", "local_shell_call"):
             calls.append(p["call_id"])
@@ -41,9 +44,10 @@ def count_calls(path: Path) -> tuple[int, int]:
             continue
         code = end.get("exit_code")
         if code is None:
-            m = re.search(r"Process exited with code (\d+)|\"exit_code\\?\":\s*(\d+)",
-                          outputs.get(cid, ""))
-            code = int(m.group(1) or m.group(2)) if m else None
+            # Newer rollouts (shell_command, no exec_command_end) open with "Exit code: N".
+            m = re.search(r"^Exit code: (\d+)|Process exited with code (\d+)"
+                          r"|\"exit_code\\?\":\s*(\d+)", outputs.get(cid, ""))
+            code = int(next(g for g in m.groups() if g is not None)) if m else None
         failed += bool(code)
     return len(calls), failed
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from _formats_helpers import parse_all
+from _formats_helpers import is_real_session, parse_all, sample_notes
 from click.testing import CliRunner
 from conftest import FIXTURES, MALFORMED
 
@@ -123,11 +123,17 @@ def test_real_tree_each_sample_gets_its_format(shared_trajectories: Path) -> Non
     expected = {"claude-code": "claude-code", "codex-cli": "codex", "gemini-cli": "gemini-cli",
                 "antigravity": "antigravity"}
     for folder, fmt in expected.items():
+        root = shared_trajectories / folder
         issues: list = []
-        sources = list(discover([shared_trajectories / folder], issues=issues))
+        sources = list(discover([root], issues=issues))
         assert sources and {s.format for s in sources} == {fmt}, folder
-        # Only non-session JSON (metadata, manifests, hook logs, templates) is reported.
+        notes = sample_notes(root)
+        # Every file its SOURCES.md calls a real session is found; only files it does not
+        # (metadata, manifests, prompt logs, hook logs) are left out and reported.
+        claimed = {s.path for s in sources}
+        for path, note in notes.items():
+            if is_real_session(note):
+                assert path in claimed, path
         for issue in issues:
             assert "unknown format" in issue.message, issue
-            assert any(k in issue.path for k in ("metadata", "manifest", "hook_logs",
-                                                 "history", "summary")), issue
+            assert not is_real_session(notes.get(Path(issue.path), "")), issue

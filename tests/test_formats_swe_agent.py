@@ -28,12 +28,20 @@ def _best(path: Path) -> str:
 
 
 def _raw_failed(obs: str) -> bool:
-    # Independent walk of the documented text rule, kept deliberately literal.
+    # Independent walk of the rule the adapter documents, kept deliberately literal.
     if "///PROCESS-DONE:" in obs and "///PROCESS-DONE:0:" not in obs:
         return True
-    markers = ("Traceback (most recent call last):", "Your proposed edit has introduced new syntax",
-               "No replacement was performed", "command not found")
-    return any(m in obs for m in markers)
+    anywhere = ("Traceback (most recent call last):", "No replacement was performed",
+                "command not found")
+    if any(m in obs for m in anywhere):
+        return True
+    head = obs.lstrip()
+    starts = ("Your proposed edit has introduced new syntax", "Error:", "ERROR:", "Usage:",
+              "usage:", "No file open")
+    first_line = head.split("\n", 1)[0]
+    # A shell error naming a missing path (`cd x/: No such file or directory`), a missing file.
+    return (head.startswith(starts) or first_line.endswith(": No such file or directory")
+            or (first_line.startswith("File ") and first_line.endswith(" not found")))
 
 
 def test_real_samples(shared_trajectories: Path) -> None:

@@ -54,6 +54,7 @@ class _Builder(StepLog):
     """Accumulates one (sub-)session's steps while lines stream by."""
 
     pending: dict[str, Step] = field(default_factory=dict)
+    answered: set[str] = field(default_factory=set)
     usage: dict[str, tuple[int, int]] = field(default_factory=dict)
     first_step_of_msg: dict[str, int] = field(default_factory=dict)
     models: Counter[str] = field(default_factory=Counter)
@@ -102,6 +103,9 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
         if btype == "text" and isinstance(block.get("text"), str):
             texts.append(block["text"])
         elif btype == "tool_use":
+            call_id = as_key(block.get("id"))
+            if call_id and (call_id in b.pending or call_id in b.answered):
+                continue  # a copied line of a resumed session, not a new call
             if not texts and b.text_msg == mid and b.steps and b.steps[-1].kind == "message":
                 # Streaming wrote this message's text on an earlier line: it belongs to
                 # the call, not to a separate message step.
@@ -133,10 +137,16 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
 def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno: int,
                  ctx: ParseContext) -> None:
     tid = as_key(block.get("tool_use_id")) or ""
+    if tid in b.answered:
+        # A resumed session (new sessionId) copies the earlier lines: the same result
+        # again is not a second call.
+        return
     output = content_text(block.get("content"))
     exit_code = parse_exit_code(output)
     failed = bool(block.get("is_error")) or bool(exit_code)
     step = b.pending.pop(tid, None)
+    if tid:
+        b.answered.add(tid)
     if step is None:
         # A result whose call we never saw (trimmed log): keep it as an unnamed tool step.
         step = b.add(tool_step(0, tid or str(lineno), None, {}, "", ctx,

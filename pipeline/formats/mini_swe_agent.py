@@ -7,7 +7,8 @@ messages[], trajectory_format, instance_id?}``. The agent answers with exactly o
 several blocks gets a format-error message back: the turn becomes a ``message`` step and the
 feedback an ``error`` step. The final ``echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` turn is a
 ``finish`` step whose output is the submission. Newer logs with OpenAI-style ``tool_calls`` and
-``role: tool`` results are read too (results paired by ``tool_call_id``).
+``role: tool`` results are read too (results paired by ``tool_call_id``); their closing
+``role: exit`` message carries the submission and exit status.
 """
 
 from __future__ import annotations
@@ -44,6 +45,8 @@ from .swe_agent import extract_task
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"\s*<returncode>\s*(-?\d+)\s*</returncode>\s*")
 _SUBMIT_MARKERS = ("COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT", "MINI_SWE_AGENT_FINAL_OUTPUT")
+# Any spacing: a trajectory re-serialised compactly keeps its format tag.
+_FORMAT_TAG = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
 _MSG_KEYS = frozenset({"role", "content", "extra", "tool_calls", "tool_call_id"})
 
 
@@ -70,7 +73,7 @@ class Adapter(base.Adapter):
         """Score by content: ``mini_version`` / ``trajectory_format``, or messages+returncode."""
         if not opens_object(head):
             return 0
-        if b'"mini_version"' in head or b'"trajectory_format": "mini-swe-agent' in head:
+        if b'"mini_version"' in head or _FORMAT_TAG.search(head):
             return 95
         if b'"messages"' in head and b"<returncode>" in head and b'"trajectory"' not in head:
             return 75
@@ -90,6 +93,7 @@ class Adapter(base.Adapter):
         task: str | None = None
         seen_task = False  # the first user message is the task, even when it is blank
         pending: Step | None = None  # tool step waiting for its observation message
+        exit_msg: str | None = None  # exit_status of a 2.x closing ``exit`` message
         by_call: dict[str, Step] = {}
         started_at: str | None = None
         for i, msg in enumerate(data["messages"]):
@@ -163,11 +167,14 @@ class Adapter(base.Adapter):
                                                raw_ref=raw))
                 elif role == "system":
                     steps.append(text_step(len(steps), str(i), "system", content, ctx, raw_ref=raw))
+                elif role == "exit":
+                    exit_msg = self._exit(steps, content, extra, ctx)
                 else:
                     ctx.warn(path, None, f"messages[{i}]: unknown role {role!r}; skipped")
             except RECORD_ERRORS as exc:
                 skip_record(ctx, path, None, f"messages[{i}]", exc)
-        exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) else None
+        exit_status = info.get("exit_status") if isinstance(info.get("exit_status"), str) \
+            else exit_msg
         model_stats = obj(info.get("model_stats"))
         config = obj(info.get("config"))
         cfg_model = obj(config.get("model"))
@@ -217,6 +224,17 @@ class Adapter(base.Adapter):
         model = response.get("model")
         return tokens, epoch_to_iso(response.get("created")), model if isinstance(model, str) \
             else None
+
+    @staticmethod
+    def _exit(steps: list[Step], content: str, extra: dict[str, Any],
+              ctx: base.ParseContext) -> str | None:
+        """Read a 2.x ``exit`` message: the submission is the output of the submit call."""
+        # In toolcall mode the submit call gets no tool result; this message carries it.
+        final = next((s for s in reversed(steps) if s.kind == "tool"), None)
+        if final is not None and final.tool == "finish" and not final.output:
+            set_output(final, content, ctx)
+        status = extra.get("exit_status")
+        return status if isinstance(status, str) else None
 
     @staticmethod
     def _observe(step: Step, content: str, extra: dict[str, Any], ctx: base.ParseContext) -> None:
