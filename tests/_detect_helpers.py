@@ -76,3 +76,68 @@ def wasted(findings: list[Any], kind: str | None = None) -> list[int]:
     """Indices (from source ids ``s<n>``) of wasted steps, optionally of one family."""
     return sorted(int(s[1:]) for f in findings if kind in (None, f.kind)
                   for s in f.wasted_source_ids)
+
+
+# ---- real-shaped logs: the same calls written as an ATIF document or a Claude Code session ----
+
+Call = tuple[str, dict[str, Any], str, bool]
+"""(tool name as the agent logs it, arguments, observation, failed)."""
+
+
+def atif_doc(calls: list[Call], session_id: str = "atif-loop-1") -> dict[str, Any]:
+    """An ATIF-v1.5 trajectory: one agent step per call, its result paired by call id."""
+    steps: list[dict[str, Any]] = [
+        {"step_id": 1, "timestamp": "2026-02-01T10:00:00Z", "source": "user",
+         "message": "Fix the failing script."},
+    ]
+    for k, (name, args, out, failed) in enumerate(calls):
+        cid = f"call_{k}"
+        steps.append({
+            "step_id": k + 2, "timestamp": f"2026-02-01T10:{k // 60 + 1:02d}:{k % 60:02d}Z",
+            "source": "agent", "model_name": "anthropic/claude-sonnet-4-5",
+            "message": f"step {k}",
+            "tool_calls": [{"tool_call_id": cid, "function_name": name, "arguments": args}],
+            "observation": {"results": [{"source_call_id": cid, "content": out,
+                                         "extra": {"exit_code": 1 if failed else 0}}]},
+            "metrics": {"prompt_tokens": 1000 + k, "completion_tokens": 20},
+        })
+    return {"schema_version": "ATIF-v1.5", "session_id": session_id,
+            "agent": {"name": "terminus-2", "version": "2.0.0",
+                      "model_name": "anthropic/claude-sonnet-4-5"},
+            "steps": steps}
+
+
+def claude_lines(calls: list[Call], cwd: str = "/home/dev/shop",
+                 session_id: str = "7d1c0b7e-0000-4000-8000-00000000c0de") -> list[dict[str, Any]]:
+    """A Claude Code session: assistant ``tool_use`` lines, user ``tool_result`` lines."""
+    base = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": session_id,
+            "version": "2.1.30", "gitBranch": "main"}
+    lines: list[dict[str, Any]] = [{
+        **base, "type": "user", "uuid": "u-0", "timestamp": "2026-03-04T10:00:00.000Z",
+        "message": {"role": "user", "content": "Fix the failing script."}}]
+    for k, (name, args, out, failed) in enumerate(calls):
+        ts = f"2026-03-04T10:{k // 60 + 1:02d}:{k % 60:02d}.000Z"
+        tid = f"toolu_{k:04d}"
+        lines.append({**base, "type": "assistant", "uuid": f"a-{k}", "parentUuid": f"u-{k}",
+                      "timestamp": ts, "message": {
+                          "model": "claude-sonnet-4-5", "id": f"msg_{k}", "type": "message",
+                          "role": "assistant",
+                          "content": [{"type": "tool_use", "id": tid, "name": name,
+                                       "input": args}],
+                          "usage": {"input_tokens": 5, "output_tokens": 10}}})
+        content = f"Exit code 1\n{out}" if failed and name == "Bash" else out
+        lines.append({**base, "type": "user", "uuid": f"u-{k + 1}", "parentUuid": f"a-{k}",
+                      "timestamp": ts, "message": {"role": "user", "content": [
+                          {"type": "tool_result", "tool_use_id": tid, "content": content,
+                           "is_error": failed}]}})
+    return lines
+
+
+def parse_log(path: Any) -> Trajectory:
+    """The one session of a log file, read by the real adapters."""
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import discover, parse_source
+
+    found = [t for src in discover([path], issues=[]) for t in parse_source(src, ParseContext())]
+    assert len(found) == 1, found
+    return found[0]

@@ -61,7 +61,7 @@ def test_cycle_period_setting_limits_search() -> None:
 def test_retry_variation_same_error_different_commands() -> None:
     err = "ModuleNotFoundError: No module named 'foo'"
     t = traj(sh("python run.py", err, error=True), sh("python -m run", err, error=True),
-             sh("PYTHONPATH=. python run.py", err, error=True))
+             sh("python -X dev run.py", err, error=True))
     found = detect_all(t)
     assert kinds(found) == ["retry_variation"] and wasted(found) == [1, 2]
     assert "ModuleNotFoundError" in (found[0].error_signature or "")
@@ -71,7 +71,7 @@ def test_retry_after_real_change_is_not_a_loop() -> None:
     err = "ModuleNotFoundError: No module named 'foo'"
     t = traj(sh("python run.py", err, error=True), edit("run.py", "import foo", "import bar"),
              sh("python -m run", err, error=True), write("setup.cfg", "[x]"),
-             sh("PYTHONPATH=. python run.py", err, error=True))
+             sh("python -X dev run.py", err, error=True))
     assert detect_all(t) == []
 
 

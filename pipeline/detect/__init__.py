@@ -1,9 +1,9 @@
 """Wasted-step loop detection: one module per family, a registry, and a merge step.
 
 ``detect_all`` analyzes the trajectory once (``actions.analyze``), runs every registered
-family over that analysis, then merges: each wasted step is kept by one finding only, chosen
-by ``PRECEDENCE`` (the most specific explanation wins), and findings left with no wasted step
-are dropped.
+family over that analysis, then merges: findings that share a wasted step are one trap and
+become one finding, named by ``SPECIFICITY`` (an ``exact_repeat`` and an ``edit_retry`` over
+the same failed edits are one ``edit_retry``), so each wasted step belongs to one finding.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from . import (  # noqa: F401  (importing registers the families)
     retry_variation,
     text_loops,
 )
-from .actions import analyze, runs_tests, set_current
+from .actions import analyze, infos_for, runs_tests, set_current
 from .annotate import Repeat, annotate_repeats
 from .base import REGISTRY, Detector, register
-from .build import retrim
+from .build import evidence_for, retrim
 
 PRECEDENCE = (
     "cycle",            # a repeated block explains its steps better than pairwise repeats
@@ -43,39 +43,97 @@ PRECEDENCE = (
     "chanting",
     "context_thrash",
 )
-"""Merge order: a wasted step claimed by an earlier family is removed from later ones."""
+"""Order of findings that start at the same step, and tie-break among equally specific ones."""
+
+
+SPECIFICITY = (
+    "cycle",            # a repeated block explains its steps better than pairwise repeats
+    "edit_revert",      # undoing work says the most about what went wrong
+    "edit_retry",       # failed edits of one file: the same four edits are not "exact repeats"
+    "rerun_unchanged",
+    "reread",
+    "near_repeat",
+    "exact_repeat",
+    "retry_variation",
+    "monologue",
+    "chanting",
+    "context_thrash",
+)
+"""Which family names a trap when findings of several families share steps (first wins)."""
 
 
 def _rank(kind: str) -> int:
     return PRECEDENCE.index(kind) if kind in PRECEDENCE else len(PRECEDENCE)
 
 
+def _specific(kind: str) -> int:
+    return SPECIFICITY.index(kind) if kind in SPECIFICITY else len(SPECIFICITY)
+
+
+def _components(wasted: list[list[int]]) -> list[list[int]]:
+    """Groups of findings (by position) linked by a shared wasted step (union-find, linear)."""
+    parent = list(range(len(wasted)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    owner: dict[int, int] = {}
+    for k, steps in enumerate(wasted):
+        for i in steps:
+            j = owner.setdefault(i, k)
+            if j != k:
+                parent[root(k)] = root(j)
+    groups: dict[int, list[int]] = {}
+    for k in range(len(wasted)):
+        groups.setdefault(root(k), []).append(k)
+    return list(groups.values())
+
+
+def _wasted_steps(traj: Trajectory, f: Finding, index: dict[str, int]) -> list[int]:
+    wasted = [index[s] for s in f.wasted_source_ids if s in index]
+    # Source ids may repeat in a sloppy log; map by position within the finding instead.
+    if len(wasted) != len(f.wasted_source_ids):
+        ids = set(f.wasted_source_ids)
+        wasted = [i for i in f.steps if traj.steps[i].source_id in ids]
+    return wasted
+
+
 def merge(traj: Trajectory, findings: list[Finding], settings: DetectSettings) -> list[Finding]:
-    """Keep each wasted step in one finding (by ``PRECEDENCE``), drop emptied findings.
+    """One finding per trap: findings that share a wasted step become one.
+
+    The joined finding is the one of the most specific family (``SPECIFICITY``: the same four
+    failed edits are an ``edit_retry``, not also an ``exact_repeat``), holding every step and
+    every wasted step of the group, so each wasted step belongs to exactly one finding.
+    Findings with no wasted step are dropped.
 
     Args:
         traj: The trajectory the findings point into.
         findings: Raw findings of every family.
-        settings: Thresholds (severity is re-graded after trimming).
+        settings: Thresholds (severity is re-graded after joining).
 
     Returns:
         Findings sorted by first step, then family precedence.
     """
     index = {s.source_id: i for i, s in enumerate(traj.steps)}
-    claimed: set[int] = set()
+    wasted = [_wasted_steps(traj, f, index) for f in findings]
     kept: list[Finding] = []
-    ordered = sorted(findings, key=lambda f: (_rank(f.kind), f.steps[0] if f.steps else 0))
-    for f in ordered:
-        wasted = [index[s] for s in f.wasted_source_ids if s in index]
-        # Source ids may repeat in a sloppy log; map by position within the finding instead.
-        if len(wasted) != len(f.wasted_source_ids):
-            wasted = [i for i in f.steps if traj.steps[i].source_id in set(f.wasted_source_ids)]
-        keep = [i for i in wasted if i not in claimed]
-        if not keep:
+    for group in _components(wasted):
+        if not any(wasted[k] for k in group):
             continue
-        if len(keep) != len(wasted):
-            f = retrim(f, traj, keep, settings)
-        claimed.update(keep)
+        best = min(group, key=lambda k: (_specific(findings[k].kind), _rank(findings[k].kind),
+                                         findings[k].steps[0] if findings[k].steps else 0))
+        f = findings[best]
+        if len(group) > 1:
+            steps = sorted({i for k in group for i in findings[k].steps})
+            f.steps = steps
+            f.source_ids = [traj.steps[i].source_id for i in steps]
+            f.evidence = evidence_for(traj, infos_for(traj), steps)
+        lost = sorted({i for k in group for i in wasted[k]})
+        if len(group) > 1 or len(lost) != f.wasted_steps:
+            f = retrim(f, traj, lost, settings)
         kept.append(f)
     kept.sort(key=lambda f: (f.steps[0] if f.steps else 0, _rank(f.kind)))
     return kept
@@ -100,9 +158,9 @@ def detect_all(traj: Trajectory, settings: DetectSettings | None = None) -> list
             detector = REGISTRY.get(name)
             if detector is not None:
                 raw.extend(detector(traj, settings))
+        return merge(traj, raw, settings)
     finally:
         set_current(None)
-    return merge(traj, raw, settings)
 
 
 def top_signatures(
@@ -154,5 +212,5 @@ def last_test_passed(traj: Trajectory) -> bool | None:
     return None
 
 
-__all__ = ["PRECEDENCE", "REGISTRY", "Detector", "Repeat", "annotate_repeats", "detect_all",
-           "last_test_passed", "merge", "register", "top_signatures"]
+__all__ = ["PRECEDENCE", "REGISTRY", "SPECIFICITY", "Detector", "Repeat", "annotate_repeats",
+           "detect_all", "last_test_passed", "merge", "register", "top_signatures"]

@@ -34,6 +34,11 @@ _TOOL_CLASS = {
     "web": "web", "fetch": "web", "task": "task", "think": "think", "finish": "finish",
     "todo": "think", "plan": "think",
 }
+# Plan, to-do and thinking tools (TodoWrite, update_plan, write_todos, think, task trackers):
+# each call records the agent's plan; calling one again is never a rerun.
+_PLAN_TOOL = re.compile(
+    r"todo|plan|think|tracker|^task_?(create|update|list|get)$|^(mark|update)_?task"
+)
 _EDITOR_COMMANDS = {"view": "read", "create": "write", "str_replace": "edit", "insert": "edit",
                     "undo_edit": "edit", "write": "write", "edit": "edit"}
 _PATH_KEYS = ("path", "file_path", "filepath", "absolute_path", "targetfile", "file",
@@ -74,6 +79,7 @@ _INSTALL = re.compile(
 _GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am", "pull",
                          "merge", "rebase", "switch", "revert", "cherry-pick", "clean", "rm",
                          "mv", "commit", "init", "clone", "fetch"})
+_PAGER = re.compile(r"\|\s*(head|tail)\s+(?:-n\s*|--lines[= ]?|-)\+?(\d+)\s*(?:$|[|;&)])")
 _MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
 _WS = re.compile(r"\s+")
 _CLIPPED = re.compile(
@@ -244,7 +250,8 @@ def _classify_shell(command: str, info: Info) -> None:
         ):
             main = s
             break
-    argv = main.argv
+    # `PYTHONPATH=. python x.py` runs python: the assignments only set its environment.
+    argv = shell.split_env(main.argv)[1] or main.argv
     prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/") else argv[0]
     info.program = shell._canon_argv(argv, parsed.cwd)[0] if argv else prog
     cwd = parsed.cwd
@@ -296,12 +303,19 @@ def _classify_shell(command: str, info: Info) -> None:
                  if shell.is_pathlike(a) and not re.fullmatch(r"\d+(,(\d+|\$))?p", a)]
         if writes and prog in ("cat", "tee"):
             info.cls = "write"
-            info.content = content_hash(parsed.heredoc, 8) if parsed.heredoc else None
+            info.content = _whole_content(command, parsed)
         elif paths:
             info.cls = "read"
             info.paths = tuple(paths)
             info.rng = _shell_range(prog, argv)
+            pager = _PAGER.search(command)
+            if pager and info.rng == (1, END):
+                # `cat -n f | head -100` shows lines 1-100 (the canonical form drops the pager).
+                n = int(pager.group(2))
+                info.rng = (1, n) if pager.group(1) == "head" else (END - n, END)
             _piped_filter(parsed, main, info)
+            if info.rng != (1, END):
+                info.canon += f" [{info.rng[0]}:{info.rng[1]}]"
         else:
             info.cls = "other"
     elif prog in _SEARCH_PROGS:
@@ -316,11 +330,17 @@ def _classify_shell(command: str, info: Info) -> None:
         info.cls = "web"
     elif prog in _WRITE_PROGS or writes:
         info.cls = "write"
-        if parsed.heredoc:
-            info.content = content_hash(parsed.heredoc, 8)
+        info.content = _whole_content(command, parsed)
     else:
         info.cls = "run"
     info.writes = tuple(dict.fromkeys(w for w in writes if w))
+
+
+def _whole_content(command: str, parsed: shell.Parsed) -> str | None:
+    """Hash of a here-document written to a file in whole (None for ``>>`` appends)."""
+    if not parsed.heredoc or ">>" in command.split("\n", 1)[0] or " -a " in command[:80]:
+        return None
+    return content_hash(parsed.heredoc, 8)
 
 
 def _piped_filter(parsed: shell.Parsed, main: shell.Segment, info: Info) -> None:
@@ -373,8 +393,11 @@ def _classify_tool(step: Step, info: Info) -> None:
     low = _lower_args(args)
     tool = (step.tool or "other").lower()
     sub = low.get("command") if isinstance(low.get("command"), str) else None
-    cls = _TOOL_CLASS.get(tool, "other")
-    if sub in _EDITOR_COMMANDS and tool != "bash":
+    if tool == "other":
+        # Unmapped tools (MCP, plan tools) share "other": their logged name tells them apart.
+        tool = raw_name(step) or tool
+    cls = _TOOL_CLASS.get(tool, "think" if _PLAN_TOOL.search(tool) else "other")
+    if sub in _EDITOR_COMMANDS and tool != "bash" and cls != "think":
         cls = _EDITOR_COMMANDS[sub]
     raw_path = _first_str(low, _PATH_KEYS)
     path = shell.norm_path(raw_path) if raw_path else ""
@@ -423,6 +446,31 @@ def _classify_tool(step: Step, info: Info) -> None:
     info.canon = f"{cls}:{tool}:{_WS.sub(' ', repr(canon_args))}"
 
 
+_ARG_TOOLS = frozenset({"bash", "shell", "run", "exec", "other", "", "exec_command"})
+"""Tools that cannot act without arguments: a bare call of one is a trimmed log line."""
+
+
+def raw_name(step: Step) -> str:
+    """The tool name as logged, lowercased (``todowrite``, ``mcp__x__y``)."""
+    raw = step.extra.get("raw_tool") or step.extra.get("function_name") or step.tool or ""
+    return str(raw).lower()
+
+
+def _classify_bare(tool: str, raw: str, info: Info) -> None:
+    """A call logged with no arguments (``write_patch``, ``localize``).
+
+    A tool that needs arguments to act (a read, an edit, a shell) logged without them is a
+    trimmed or redacted line with nothing to compare on. Other tools take none: the bare
+    call is the whole action, and calling it again repeats it.
+    """
+    if tool != "other" or raw in _ARG_TOOLS:
+        info.cls = "none"
+        return
+    info.cls = "think" if _PLAN_TOOL.search(raw) else "other"
+    info.program = info.label = raw
+    info.canon = f"bare:{raw}"
+
+
 def classify(step: Step) -> Info:
     """Classify one step (without state tokens)."""
     if step.kind != "tool":
@@ -454,9 +502,9 @@ def classify(step: Step) -> Info:
             return info
         _classify_shell(command, info)
     elif not args and tool not in ("think", "finish"):
-        # Arguments missing (trimmed or redacted log): nothing to compare the action on.
-        info.cls = "none"
-        return info
+        _classify_bare(tool, raw_name(step), info)
+        if info.cls == "none":
+            return info
     elif not (isinstance(command, str) and len(args) == 1 and tool not in ("bash", "shell")
               and _classify_aci(command, step, info)):
         _classify_tool(step, info)
@@ -583,6 +631,18 @@ def set_current(traj: Trajectory | None, infos: list[Info] | None = None) -> Non
 def is_action(info: Info) -> bool:
     """True for steps that act on the world and can be repeated wastefully."""
     return info.cls not in ("none", "poll", "think", "finish", "task", "env")
+
+
+def place_key(info: Info) -> tuple[str, str, str] | None:
+    """A listing keyed by what it showed (None for other steps).
+
+    The same folder under another spelling of its path (``/workspace/repo`` and ``/testbed``,
+    one checkout mounted twice) lists the same names; another folder lists others.
+    """
+    if info.cls != "list" or info.out_fp is None or info.failed:
+        return None
+    flags = " ".join(w for w in info.canon.split(" ")[1:] if w.startswith("-"))
+    return (info.program, flags, info.out_fp)
 
 
 def path_ext(path: str) -> str:

@@ -1,17 +1,22 @@
 """Per-step repeat annotation: which earlier action each step repeats, and whether in vain.
 
 ``annotate_repeats`` marks every step that repeats an earlier action in intent, including
-legitimate repeats (a test rerun after a real edit, a file re-read after it changed). A
-repeat is ``wasted`` exactly when ``detect_all`` lists it in a finding's
-``wasted_source_ids``, so the annotation and the findings never disagree.
+legitimate repeats (a test rerun after a real edit, a file re-read after it changed), with
+``repeat_of`` = the latest earlier step of that intent (what a person says of each
+transition) and ``first_of`` = the earliest. A repeat is ``wasted`` exactly when
+``detect_all`` lists it in a finding's ``wasted_source_ids``, so the annotation and the
+findings never disagree.
 
 Intent is matched, in order, by: the identical action key (``exact``); the same canonical
-form (``same_action``: quoting, ``./``, sandbox roots, flag order, ``cd`` prefixes); a read
-of a range of a file already shown (``reread``); a failed edit of a file retried after an
-earlier failed edit of it (``edit_retry``); a whole-file write of a file created before
-(``rewrite``); and a near-equal command (``similar``: same program, same target files,
-token Jaccard at least ``near_repeat_similarity``). Every map is keyed and bounded, so the
-pass stays linear.
+form (``same_action``: quoting, ``./``, sandbox roots, flag order, ``cd`` prefixes, location
+variables such as ``PYTHONPATH``); a read of a range of a file already shown (``reread``);
+the same script run again from another directory (``rerun``); the same command re-run only
+to filter its output differently (``refilter``); a listing that shows the same names at
+another spelling of its folder (``same_place``); a near-equal observing command
+(``similar``: same program, same target files, token Jaccard at least
+``near_repeat_similarity``); a failed edit of a file retried after an earlier failed edit of
+it (``edit_retry``); and a file created again in whole (``rewrite``: deleted and re-created,
+a patch script re-written). Every map is keyed and bounded, so the pass stays linear.
 """
 
 from __future__ import annotations
@@ -21,7 +26,8 @@ from dataclasses import dataclass
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import END, Info, analyze, is_action, set_current
+from . import shell
+from .actions import END, Info, analyze, is_action, place_key, set_current
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -49,9 +55,13 @@ class Repeat:
     """Index of the latest earlier step it repeats."""
     repeat_of_source_id: str
     """Source id of that step."""
+    first_of_step: int
+    """Index of the earliest step of the chain of repeats this one belongs to."""
+    first_of_source_id: str
+    """Source id of that earliest step."""
     kind: str
-    """How the intent matched: exact, same_action, reread, edit_retry, rewrite, similar, or
-    the finding family that claimed the step as wasted."""
+    """How the intent matched: exact, same_action, reread, edit_retry, rewrite, rerun,
+    refilter, same_place, similar, or the finding family that claimed the step as wasted."""
     wasted: bool
     """True when a finding lists the step as wasted (nothing between could change it)."""
 
@@ -82,6 +92,28 @@ def _covered(rng: tuple[int, int], seen: list[tuple[int, int]], overlap: float) 
 
 _ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Za-z_]\w*=")
 
+REFILTER_CLASSES = frozenset({"inspect", "list", "search", "run", "test", "lint", "build"})
+"""Classes whose command re-run only to filter its output differently is the same action."""
+
+_FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq", "wc", "head",
+                      "tail", "jq", "less", "more", "cat", "tr", "column", "xargs"})
+
+
+def _producer(info: Info) -> tuple[str, str] | None:
+    """The command whose output a shell step filters (``git fsck | grep x`` -> ``git fsck``).
+
+    None unless every non-piped segment is that same command and the rest only filter it.
+    """
+    if not info.shell or info.cls not in REFILTER_CLASSES or " | " not in info.label:
+        return None
+    parsed = shell.parse(info.label)
+    heads = [s for s in parsed.segments if not s.piped]
+    pipes = [s for s in parsed.segments if s.piped]
+    if not heads or any(s.argv[0] not in _FILTERS for s in pipes if s.argv):
+        return None
+    forms = {" ".join(shell._canon_argv(s.argv, parsed.cwd)) for s in heads}
+    return (info.cls, forms.pop()) if len(forms) == 1 else None
+
 
 class _Matcher:
     """Latest earlier step per intent key (see the module docstring)."""
@@ -94,6 +126,8 @@ class _Matcher:
         self.failed_edit: dict[str, int] = {}
         self.writes: dict[str, int] = {}
         self.tails: dict[str, int] = {}
+        self.producers: dict[tuple[str, str], int] = {}
+        self.places: dict[tuple[str, str, str], int] = {}
         self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
 
     def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
@@ -110,15 +144,27 @@ class _Matcher:
                 found = (seen[-1][1], "reread")
         elif info.shell and self._tail(info) in self.tails:
             found = (self.tails[self._tail(info)], "rerun")
+        elif (producer := _producer(info)) is not None and producer in self.producers:
+            found = (self.producers[producer], "refilter")
+        elif (place := place_key(info)) is not None and place in self.places:
+            found = (self.places[place], "same_place")
         elif (info.cls, info.program) in self._sim_keys(info):
             found = self._similar(info)
-        elif info.cls in ("edit", "write") and info.paths:
-            # A failed edit retried, or the edit that finally applied after failed attempts.
-            j = self.failed_edit.get(info.paths[0])
-            if j is not None:
-                found = (j, "edit_retry")
+        elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
+            found = self._rewrite(info)
         self._remember(i, info, key)
         return found
+
+    def _rewrite(self, info: Info) -> tuple[int, str] | None:
+        # A failed edit retried, or the edit that finally applied after failed attempts; a
+        # file created again in whole (deleted and re-created, a patch script re-written).
+        j = self.failed_edit.get(info.paths[0]) if info.paths else None
+        if j is not None:
+            return (j, "edit_retry")
+        path = (info.paths or info.writes or ("",))[0]
+        if info.content is not None and path in self.writes:
+            return (self.writes[path], "rewrite")
+        return None
 
     @staticmethod
     def _tail(info: Info) -> str:
@@ -129,9 +175,15 @@ class _Matcher:
         prog = tail.split(" ", 1)[0]
         if prog in _SETUP_PROGS or " " not in tail:
             return ""
+        if prog == "python" and info.cls in ("run", "test"):
+            # The same script from another directory (`cd /w && python x.py`, `python
+            # /w/x.py`, `python x.py`): its name and arguments are the run.
+            words = tail.split(" ")
+            if len(words) > 1 and words[1].endswith(".py"):
+                tail = " ".join([prog, words[1].rsplit("/", 1)[-1], *words[2:]])
         # Environment set up front is an input of the run (STRATEGY=a vs STRATEGY=b are two
-        # experiments, not a rerun): keep it in the key.
-        env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p)]
+        # experiments, not a rerun): keep it in the key, unless it only says where code is.
+        env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p) and not shell.is_location_env(p)]
         return " && ".join([*env, tail])
 
     def _sim_keys(self, info: Info) -> set[tuple[str, str]]:
@@ -147,6 +199,11 @@ class _Matcher:
     def _remember(self, i: int, info: Info, key: str | None) -> None:
         if info.shell and self._tail(info):
             self.tails[self._tail(info)] = i
+        producer, place = _producer(info), place_key(info)
+        if producer is not None:
+            self.producers[producer] = i
+        if place is not None:
+            self.places[place] = i
         if info.shell and info.cls in SIMILAR_CLASSES:
             recent = self.similar.setdefault((info.program, info.paths), [])
             recent.append((_tokens(info.canon), i))
@@ -167,6 +224,8 @@ class _Matcher:
                 self.failed_edit[info.paths[0]] = i
             else:
                 self.failed_edit.pop(info.paths[0], None)
+        if info.content is not None and (info.paths or info.writes) and not info.failed:
+            self.writes[(info.paths or info.writes)[0]] = i
 
 
 def annotate_repeats(
@@ -190,15 +249,19 @@ def annotate_repeats(
     settings = settings or DetectSettings()
     if findings is None:
         findings = detect_all(traj, settings)
-    claimed: dict[str, tuple[str, str]] = {}
+    # For a wasted step no intent key matched: the finding's step just before it.
+    index = {s.source_id: i for i, s in enumerate(traj.steps)}
+    claimed: dict[str, tuple[str, int]] = {}
     for f in findings:
-        first = f.source_ids[0] if f.source_ids else ""
+        members = sorted(index[sid] for sid in f.source_ids if sid in index)
         for sid in f.wasted_source_ids:
-            claimed.setdefault(sid, (f.kind, first))
+            at = index.get(sid, -1)
+            before = [m for m in members if m < at]
+            claimed.setdefault(sid, (f.kind, before[-1] if before else max(at - 1, 0)))
     infos = analyze(traj)
     set_current(None)
     matcher = _Matcher(settings)
-    index = {s.source_id: i for i, s in enumerate(traj.steps)}
+    first: dict[int, int] = {}
     out: list[Repeat] = []
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
         if not is_action(info):
@@ -206,13 +269,14 @@ def annotate_repeats(
         hit = matcher.match(i, info, step.action_key)
         sid = step.source_id
         if hit is None and sid in claimed:
-            kind, first = claimed[sid]
-            j = index.get(first, i)
-            hit = (j if j < i else max(i - 1, 0), kind)
+            hit = (claimed[sid][1], claimed[sid][0])
         if hit is None or hit[0] >= i:
             continue
         j, kind = hit
+        first[i] = first.get(j, j)
         out.append(Repeat(step=i, source_id=sid, repeat_of_step=j,
-                          repeat_of_source_id=traj.steps[j].source_id, kind=kind,
+                          repeat_of_source_id=traj.steps[j].source_id,
+                          first_of_step=first[i],
+                          first_of_source_id=traj.steps[first[i]].source_id, kind=kind,
                           wasted=sid in claimed))
     return out

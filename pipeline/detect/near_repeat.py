@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import infos_for, is_action, shape
+from .actions import infos_for, is_action, place_key, shape
 from .base import register
 from .build import make_finding
 from .repeats import chains
@@ -16,8 +16,8 @@ from .repeats import chains
 def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Actions whose canonical form (quotes, ./, roots, flag order, cd prefixes) repeats.
 
-    Exact repeats are reported by ``exact_repeat`` first; the merge step keeps each wasted
-    step in one finding, so this family ends up with the differently spelled repeats.
+    Also the same listing at another spelling of its folder (same names shown). Findings
+    sharing wasted steps with ``exact_repeat`` are joined by the merge step.
     """
     infos = infos_for(traj)
     for chain in chains(infos, is_action, lambda i, info: (info.cls, info.canon)):
@@ -31,4 +31,18 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             summary=f"{first.cls} `{first.label[:80]}` repeated {len(chain) - 1}x in other "
             "spellings with nothing changed between",
             confidence=0.85,
+        )
+    # The same listing at another spelling of its folder (one checkout mounted twice): the
+    # names it shows are the same, so it told the agent nothing new.
+    for chain in chains(infos, lambda info: place_key(info) is not None,
+                        lambda i, info: place_key(info)):
+        first = infos[chain[0]]
+        if len({infos[i].canon for i in chain}) < 2:
+            continue
+        yield make_finding(
+            "near_repeat", traj, infos, chain, chain[1:], settings,
+            shape={"cls": first.cls, "action": shape(first), "place": True},
+            summary=f"listing `{first.label[:80]}` repeated {len(chain) - 1}x at another "
+            "spelling of the same folder",
+            confidence=0.75,
         )

@@ -238,9 +238,41 @@ _COSMETIC = {
 _GETOPT = frozenset({"grep", "ls", "tree", "cat", "pytest", "rm", "cp", "mv", "mkdir", "wc"})
 
 
+# Variables that say where code is found or how output looks, not what a run tests: a script
+# rerun with another PYTHONPATH is the same script again. Other variables (STRATEGY=a vs b)
+# are inputs of the run and stay in its identity.
+LOCATION_ENV = frozenset({
+    "PYTHONPATH", "PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "NODE_PATH", "GOPATH",
+    "CLASSPATH", "PYTHONHOME", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "TERM",
+    "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "PAGER", "GIT_PAGER", "LANG", "LC_ALL",
+})
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_]\w*)=")
+
+
+def is_location_env(part: str) -> bool:
+    """True for an assignment (``PYTHONPATH=a``, ``export PATH=...``) of a location variable."""
+    m = _ASSIGN.match(part)
+    return m is not None and m.group(1) in LOCATION_ENV
+
+
+def split_env(argv: list[str]) -> tuple[list[str], list[str]]:
+    """Leading ``VAR=value`` words (and an ``env`` prefix) apart from the command they set."""
+    k = 1 if argv[:1] == ["env"] else 0
+    start = k
+    while k < len(argv) and _ASSIGN.match(argv[k]) and not argv[k].startswith("export"):
+        k += 1
+    if k == start:
+        return [], argv
+    return argv[start:k], argv[k:]
+
+
 def _canon_argv(argv: list[str], cwd: str) -> list[str]:
     if not argv:
         return []
+    env, rest_argv = split_env(argv)
+    if env and rest_argv:
+        kept = sorted(a for a in env if not is_location_env(a))
+        return [*kept, *_canon_argv(rest_argv, cwd)]
     prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/usr/") else argv[0]
     args = argv[1:]
     if _PYTHON.match(prog):

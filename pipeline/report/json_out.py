@@ -48,8 +48,8 @@ def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[st
         "wasted_steps_total": report.wasted_steps,
         # Additive (orf.analysis/1 unchanged): every step repeating an earlier action.
         "repeats": [
-            {"source_id": r.source_id, "repeat_of": r.repeat_of_source_id, "kind": r.kind,
-             "wasted": r.wasted}
+            {"source_id": r.source_id, "repeat_of": r.repeat_of_source_id,
+             "first_of": r.first_of_source_id, "kind": r.kind, "wasted": r.wasted}
             for r in annotate_repeats(t, findings=report.findings)
         ],
         "wasted_tokens_total": sum(wasted_tokens) if wasted_tokens else None,

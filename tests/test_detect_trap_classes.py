@@ -1,0 +1,262 @@
+"""Repetition classes people count and their exemptions, from ATIF and Claude Code logs.
+
+Each test writes a small log in a real format (an ATIF document or a Claude Code session),
+reads it with the real adapters and checks what ``annotate_repeats`` and ``detect_all`` say.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _detect_helpers import Call, atif_doc, claude_lines, parse_log
+
+from pipeline.detect import annotate_repeats, detect_all
+from pipeline.model import Trajectory
+
+ERR = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'shop'"
+LISTING = "total 24\ndrwxr-xr-x 1 root root 4096 .git\n-rw-r--r-- 1 root root 310 setup.py\n"
+
+
+def _atif(tmp_path: Path, calls: list[Call]) -> Trajectory:
+    path = tmp_path / "run.atif.json"
+    path.write_text(json.dumps(atif_doc(calls)), encoding="utf-8")
+    return parse_log(path)
+
+
+def _claude(tmp_path: Path, calls: list[Call]) -> Trajectory:
+    folder = tmp_path / ".claude" / "projects" / "-home-dev-shop"
+    folder.mkdir(parents=True)
+    path = folder / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
+    lines = claude_lines(calls)
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return parse_log(path)
+
+
+def _bash(command: str, out: str = "ok", failed: bool = False, fmt: str = "atif") -> Call:
+    if fmt == "claude":
+        return ("Bash", {"command": command, "description": "run it"}, out, failed)
+    return ("bash", {"command": command}, out, failed)
+
+
+BUILD = {"atif": _atif, "claude": _claude}
+
+
+def _reps(t: Trajectory) -> dict[int, tuple[int, int, str, bool]]:
+    """Tool-step position -> (position repeated, earliest position, kind, wasted)."""
+    pos = {s.index: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return {pos[r.step]: (pos[r.repeat_of_step], pos[r.first_of_step], r.kind, r.wasted)
+            for r in annotate_repeats(t)}
+
+
+def _wasted(t: Trajectory) -> list[int]:
+    pos = {s.source_id: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return sorted(pos[s] for f in detect_all(t) for s in f.wasted_source_ids)
+
+
+# ---- delete-and-recreate --------------------------------------------------------------------
+
+def _recreate(fmt: str, body: str) -> Call:
+    if fmt == "claude":
+        return ("Write", {"file_path": "/home/dev/shop/reproduce.py", "content": body},
+                "File created successfully at: /home/dev/shop/reproduce.py", False)
+    return _bash(f"cat > reproduce.py <<'EOF'\n{body}\nEOF", "")
+
+
+@pytest.mark.parametrize("fmt", ["atif", "claude"])
+def test_delete_and_recreate_is_a_repeat_of_the_latest_creation(tmp_path: Path,
+                                                                  fmt: str) -> None:
+    calls = [_recreate(fmt, "import shop\nprint(shop.total())"),
+             _bash("python reproduce.py", ERR, True, fmt), _bash("rm reproduce.py", "", fmt=fmt),
+             _recreate(fmt, "import shop\nprint(shop.total(1))"),
+             _bash("python reproduce.py", ERR, True, fmt), _bash("rm reproduce.py", "", fmt=fmt),
+             _recreate(fmt, "import shop\nprint(shop.total(2))")]
+    t = BUILD[fmt](tmp_path, calls)
+    reps = _reps(t)
+    assert reps[3][:3] == (0, 0, "rewrite") and reps[6][:3] == (3, 0, "rewrite")
+    # Each rm repeats the one before; repeat_of is the latest, first_of the earliest.
+    assert reps[5][:2] == (2, 2)
+    assert reps[4][:2] == (1, 1)
+
+
+def test_appending_to_a_script_is_not_recreating_it(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("cat > t.py <<'EOF'\nimport shop\nEOF", ""),
+                         _bash("cat >> t.py <<'EOF'\nprint(shop.total())\nEOF", "")])
+    assert _reps(t) == {}
+
+
+# ---- the same script with another env or cwd prefix ----------------------------------------
+
+@pytest.mark.parametrize("fmt", ["atif", "claude"])
+def test_rerun_with_another_location_prefix_is_a_wasted_repeat(tmp_path: Path, fmt: str) -> None:
+    t = BUILD[fmt](tmp_path, [
+        _bash("cd /work/shop && PYTHONPATH=src:lib python3 x.py", ERR, True, fmt),
+        _bash("cd /work/shop && PYTHONPATH=src python3 x.py", ERR, True, fmt)])
+    assert _reps(t) == {1: (0, 0, "same_action", True)}
+    assert [f.kind for f in detect_all(t)] == ["rerun_unchanged"]
+
+
+def test_rerun_from_another_directory_is_a_repeat(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("cd /work/shop && python3 x.py", ERR, True),
+                         _bash("python3 /work/shop/x.py", ERR, True),
+                         _bash("python3 x.py", ERR, True)])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {1: (0, 0, "same_action"),
+                                                       2: (1, 0, "rerun")}
+
+
+def test_location_prefix_rerun_after_a_real_edit_is_not_wasted(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("PYTHONPATH=src python3 x.py", ERR, True, "claude"),
+        ("Edit", {"file_path": "/home/dev/shop/x.py", "old_string": "import shop",
+                  "new_string": "import src.shop as shop"}, "The file has been updated.", False),
+        _bash("PYTHONPATH=src:. python3 x.py", ERR, True, "claude")])
+    assert _reps(t) == {2: (0, 0, "same_action", False)}
+    assert detect_all(t) == []
+
+
+def test_location_prefix_rerun_with_new_output_is_not_wasted(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("PYTHONPATH=src python3 x.py", ERR, True),
+                         _bash("PYTHONPATH=src:lib python3 x.py", "total: 3")])
+    assert _reps(t) == {1: (0, 0, "same_action", False)}
+    assert detect_all(t) == []
+
+
+def test_another_input_variable_is_an_experiment(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("STRATEGY=manual ./verify.sh", "ok"),
+                         _bash("STRATEGY=auto ./verify.sh", "ok")])
+    assert _reps(t) == {}
+
+
+# ---- the same exploration at another spelling of the same place -----------------------------
+
+def test_listing_of_the_same_checkout_mounted_twice(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("ls -la /workspace/repo", LISTING),
+                         _bash("ls -la /testbed", LISTING),
+                         _bash("ls -la /mnt/src/shop", LISTING), _bash("ls /srv/shop", LISTING)])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {
+        1: (0, 0, "same_action"), 2: (1, 0, "same_place"), 3: (2, 0, "same_place")}
+    assert _wasted(t) == [1, 2, 3]
+
+
+def test_listing_elsewhere_that_shows_other_names_is_not_a_repeat(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("ls -la /mnt/src/shop", LISTING),
+                         _bash("ls -la /srv/shop", "total 0\n-rw-r--r-- 1 root root 1 README\n")])
+    assert _reps(t) == {}
+
+
+# ---- repeated actions with no arguments -----------------------------------------------------
+
+def test_bare_actions_repeated(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [("localize", {}, "shop/money.py:12", False),
+                         ("write_patch", {}, "patch failed: hunk 1", True),
+                         ("write_patch", {}, "patch failed: hunk 1", True),
+                         ("localize", {}, "shop/money.py:12", False)])
+    reps = _reps(t)
+    assert reps[2] == (1, 1, "exact", True)
+    assert reps[3][:3] == (0, 0, "exact")
+
+
+def test_bare_action_with_new_output_is_a_repeat_not_waste(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [("write_patch", {}, "patch failed: hunk 1", True),
+                         ("write_patch", {}, "patch applied", False)])
+    assert _reps(t) == {1: (0, 0, "exact", False)}
+    assert detect_all(t) == []
+
+
+def test_a_trimmed_call_of_a_tool_that_needs_arguments_compares_to_nothing(
+        tmp_path: Path) -> None:
+    t = _claude(tmp_path, [("Read", {}, "", False), ("Read", {}, "", False)])
+    assert _reps(t) == {}
+
+
+# ---- plan, to-do and think tools ------------------------------------------------------------
+
+@pytest.mark.parametrize("fmt,name,args", [
+    ("claude", "TodoWrite", {"todos": [{"content": "fix total", "status": "in_progress"}]}),
+    ("atif", "update_plan", {"plan": [{"step": "fix total", "status": "in_progress"}]}),
+    ("atif", "task_tracker", {"command": "view"}),
+    ("atif", "think", {"thought": "the import path is wrong"}),
+])
+def test_plan_tools_are_never_reruns(tmp_path: Path, fmt: str, name: str,
+                                     args: dict[str, Any]) -> None:
+    t = BUILD[fmt](tmp_path, [(name, args, "Todos have been modified successfully", False)] * 3)
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+# ---- polling and paging ---------------------------------------------------------------------
+
+def test_polling_a_running_job_is_not_a_repeat(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        ("Bash", {"command": "pytest -x", "run_in_background": True}, "Command running in "
+         "background with ID: 1", False),
+        ("BashOutput", {"bash_id": "1"}, "<status>running</status>", False),
+        ("BashOutput", {"bash_id": "1"}, "<status>running</status>", False),
+        _bash("sleep 30", "", fmt="claude"),
+        ("BashOutput", {"bash_id": "1"}, "<status>completed</status>", False)])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+@pytest.mark.parametrize("fmt", ["atif", "claude"])
+def test_paging_through_a_file_is_not_a_reread(tmp_path: Path, fmt: str) -> None:
+    pages = [_bash("cat -n shop/money.py | head -100", "1 import x", fmt=fmt),
+             _bash("sed -n '101,200p' shop/money.py", "101 def f", fmt=fmt),
+             _bash("sed -n '201,300p' shop/money.py", "201 def g", fmt=fmt),
+             _bash("sed -n '120,140p' shop/money.py", "120 x", fmt=fmt)]
+    t = BUILD[fmt](tmp_path, pages)
+    assert {k: v[2:] for k, v in _reps(t).items()} == {3: ("reread", True)}
+    assert [f.kind for f in detect_all(t)] == ["reread"]
+
+
+def test_reading_in_consecutive_ranges_with_the_read_tool(tmp_path: Path) -> None:
+    path = "/home/dev/shop/shop/money.py"
+    t = _claude(tmp_path, [("Read", {"file_path": path, "offset": k * 200 + 1, "limit": 200},
+                            f"{k * 200 + 1}\tline", False) for k in range(4)])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+# ---- the same command re-run only to filter its output ---------------------------------------
+
+def test_refiltering_the_same_command_is_a_repeat(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("git fsck --no-dangling 2>&1 | head -30", "Checking objects: 100%", fmt="claude"),
+        _bash('git fsck --no-dangling 2>&1 | grep -E "^(error|missing)" | head -20', "",
+              fmt="claude")])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {1: (0, 0, "refilter")}
+
+
+# ---- one finding per trap -------------------------------------------------------------------
+
+def test_identical_failed_edits_are_one_edit_retry_finding(tmp_path: Path) -> None:
+    edit: Call = ("Edit", {"file_path": "/home/dev/shop/shop/money.py",
+                           "old_string": "return round(v)", "new_string": "return round(v, 2)"},
+                  "<tool_use_error>String to replace not found in file.</tool_use_error>", True)
+    t = _claude(tmp_path, [edit] * 4)
+    found = detect_all(t)
+    assert [(f.kind, f.wasted_steps) for f in found] == [("edit_retry", 3)]
+
+
+def _edit(k: int, back: bool = False) -> Call:
+    old, new = (f"rate_{k} = 2", f"rate_{k} = 1") if back else (f"rate_{k} = 1", f"rate_{k} = 2")
+    return ("Edit", {"file_path": "/home/dev/shop/shop/rates.py", "old_string": old,
+                     "new_string": new}, "The file has been updated.", False)
+
+
+def test_a_batch_of_edits_undone_on_one_file_is_one_finding(tmp_path: Path) -> None:
+    calls = [_edit(k) for k in range(7)] + [_bash("pytest tests", "7 failed", True, "claude")]
+    calls += [_edit(k, back=True) for k in range(7)]
+    found = detect_all(_claude(tmp_path, calls))
+    assert [f.kind for f in found] == ["edit_revert"]
+    assert found[0].wasted_steps == 14
+    assert found[0].summary == ("shop/rates.py: edit replaced back (7 edit/revert pairs, "
+                                "13 edit(s) undone, no net change)")
+
+
+def test_revert_batches_split_by_a_kept_edit_are_two_findings(tmp_path: Path) -> None:
+    keep: Call = ("Edit", {"file_path": "/home/dev/shop/shop/rates.py",
+                           "old_string": "# rates", "new_string": "# tax rates"},
+                  "The file has been updated.", False)
+    calls = [_edit(0), _edit(0, back=True), keep, _edit(1), _edit(1, back=True)]
+    found = detect_all(_claude(tmp_path, calls))
+    assert [(f.kind, f.wasted_steps) for f in found] == [("edit_revert", 2), ("edit_revert", 2)]
