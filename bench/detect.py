@@ -1,12 +1,13 @@
-"""Time per step of ``detect_all`` on synthetic trajectories of 1k..1M steps.
+"""Time per step of detection and repeat annotation on synthetic trajectories of 1k..1M steps.
 
 Usage:
     .venv/bin/python bench/detect.py [--max 1000000]
 
 The synthetic session mixes what real agents do (reads with ranges, greps, edits across many
-files, test runs, failing retries, messages, compactions) with loops planted at intervals, so
-every family has work to do. Prints a table and the ratio of per-step cost at the largest size
-to the cost at 1k (target <= 1.5: linear).
+files, test runs, failing retries, messages, compactions, scripts re-created and rerun with
+another PYTHONPATH, refiltered logs, bare tool calls, plan updates) with loops planted at
+intervals, so every family and every repeat key has work to do. Prints a table and the ratio
+of per-step cost at the largest size to the cost at 1k (target <= 1.5: linear).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import sys
 import time
 
 from pipeline import normalize
-from pipeline.detect import detect_all
+from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import SourceInfo, Step, Trajectory
 
 ERR = "Traceback (most recent call last):\nImportError: cannot import name 'thing'"
@@ -55,8 +56,18 @@ def synthetic(n: int, seed: int = 7) -> Trajectory:
                      text="Looking at the failure, the import path is wrong. " * 3)
         elif r < 0.81:
             s = Step(index=i, source_id=str(i), kind="compaction", output="summary")
-        elif r < 0.9:
+        elif r < 0.86:
             s = _tool(i, "bash", "a b c", command=f"ls -la /testbed/pkg/mod{rnd.randrange(50)}")
+        elif r < 0.88:
+            s = _tool(i, "bash", ERR, True,
+                      command=f"cd /w && PYTHONPATH=src{rnd.randrange(3)} python3 repro.py")
+        elif r < 0.9:
+            s = _tool(i, "bash", "", command=f"cat > repro.py <<'EOF'\nprint({i})\nEOF")
+        elif r < 0.92:
+            s = _tool(i, "bash", "x", command=f"git log --oneline | grep -i fix{rnd.randrange(9)}")
+        elif r < 0.94:
+            s = _tool(i, "other", "patch failed", True)
+            s.extra["raw_tool"] = rnd.choice(("write_patch", "localize", "TodoWrite"))
         else:
             s = _tool(i, "bash", "", command="sleep 2")
         steps.append(s)
@@ -77,6 +88,7 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         for _ in range(reps):
             found = detect_all(traj)
+            annotate_repeats(traj, findings=found)
         dt = (time.perf_counter() - t0) / reps
         per_step[n] = dt / n * 1e6
         wasted = sum(f.wasted_steps for f in found)

@@ -260,3 +260,21 @@ def test_revert_batches_split_by_a_kept_edit_are_two_findings(tmp_path: Path) ->
     calls = [_edit(0), _edit(0, back=True), keep, _edit(1), _edit(1, back=True)]
     found = detect_all(_claude(tmp_path, calls))
     assert [(f.kind, f.wasted_steps) for f in found] == [("edit_revert", 2), ("edit_revert", 2)]
+
+
+# ---- exploring is not retrying ---------------------------------------------------------------
+
+def test_searches_that_find_nothing_in_other_places_are_exploring(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash('rg -n "popup" specs/research.md', "", True),
+                         _bash('rg -n "sudden" styles.css', "", True),
+                         _bash('rg -n "locked" -g"*.js"', "", True)])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+def test_an_argv_shell_call_is_classified_by_its_script() -> None:
+    from _detect_helpers import tool
+
+    from pipeline.detect.actions import classify
+
+    info = classify(tool("bash", " M app.js", command=["bash", "-lc", "git status --short"]))
+    assert (info.cls, info.program, info.label) == ("inspect", "git", "git status --short")

@@ -44,11 +44,15 @@ _EDITOR_COMMANDS = {"view": "read", "create": "write", "str_replace": "edit", "i
 _PATH_KEYS = ("path", "file_path", "filepath", "absolute_path", "targetfile", "file",
               "filename", "notebook_path", "directorypath", "dir_path", "directory",
               "searchpath", "searchdirectory")
+_SEARCH_DISPLAY = frozenset({"output_mode", "head_limit", "-n", "-a", "-b", "-c", "-i",
+                             "context", "case_sensitive", "max_results", "limit", "offset",
+                             "multiline", "ignore_case"})
 _PATTERN_KEYS = ("pattern", "query", "regex", "search", "glob", "include", "includes")
 
 _READ_PROGS = frozenset({"cat", "head", "tail", "nl", "less", "more", "bat", "view", "xxd",
                          "od", "hexdump"})
-_SEARCH_PROGS = frozenset({"grep", "find", "locate", "which", "whereis", "fd", "type"})
+_SEARCH_PROGS = frozenset({"grep", "find", "locate", "which", "whereis", "fd", "type", "rg",
+                           "ag", "ack", "egrep", "fgrep"})
 _LIST_PROGS = frozenset({"ls", "tree", "du", "pwd", "dir"})
 _INSPECT_PROGS = frozenset({"env", "printenv", "whoami", "uname", "id", "df", "free", "date",
                             "wc", "stat", "file", "md5sum", "sha256sum"})
@@ -443,7 +447,13 @@ def _classify_tool(step: Step, info: Info) -> None:
             canon_args[k] = shell.norm_path(canon_args[k]) or "."
     if cls == "read":
         canon_args = {"path": path, "range": list(info.rng or (1, END))}
+    elif cls == "search":
+        # How matches are shown (content or file names, context lines, a cap) and the case of
+        # the pattern do not make it another search.
+        canon_args = {k: v for k, v in canon_args.items() if k not in _SEARCH_DISPLAY}
     info.canon = f"{cls}:{tool}:{_WS.sub(' ', repr(canon_args))}"
+    if cls == "search":
+        info.canon = info.canon.lower()
 
 
 _ARG_TOOLS = frozenset({"bash", "shell", "run", "exec", "other", "", "exec_command"})
@@ -471,6 +481,20 @@ def _classify_bare(tool: str, raw: str, info: Info) -> None:
     info.canon = f"bare:{raw}"
 
 
+_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+
+
+def _argv_command(argv: list[str]) -> str:
+    """The command line of an argv-shaped call (Codex ``["bash", "-lc", "git status"]``).
+
+    A shell wrapper's script is the command; joining the list would make every call a run
+    of ``bash``.
+    """
+    if len(argv) >= 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc", "-cl", "-ic"):
+        return argv[2]
+    return " ".join(argv)
+
+
 def classify(step: Step) -> Info:
     """Classify one step (without state tokens)."""
     if step.kind != "tool":
@@ -479,7 +503,7 @@ def classify(step: Step) -> Info:
     args = step.args or {}
     command = args.get("command") if isinstance(args, dict) else None
     if isinstance(command, list):
-        command = " ".join(str(c) for c in command)
+        command = _argv_command([str(c) for c in command])
     if not isinstance(command, str):
         command = args.get("cmd") or args.get("commandline") or args.get("CommandLine")
     tool = (step.tool or "").lower()
@@ -509,6 +533,9 @@ def classify(step: Step) -> Info:
               and _classify_aci(command, step, info)):
         _classify_tool(step, info)
     info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
+    if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
+        # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.
+        info.failed = False
     if _CANCELLED.search(step.output[:300]):
         info.cls = "none"
     if _FAILED_OUTPUT.match(step.output[:200]):

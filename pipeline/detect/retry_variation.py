@@ -15,7 +15,8 @@ from .build import make_finding
 MAX_GAP = 30
 """Steps between two attempts beyond which a streak ends (the agent moved on)."""
 
-_GROUP = {"edit": "edit", "write": "edit", "read": "look", "search": "look", "list": "look"}
+_GROUP = {"edit": "edit", "write": "edit"}
+_LOOK = frozenset({"read", "search", "list"})
 _MASK = re.compile(r"\d+|'[^']*'|\"[^\"]*\"|`[^`]*`")
 
 
@@ -62,7 +63,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
                 flush(streak)
             streaks = {}
             epoch = info.epoch
-        if not is_action(info) or not info.failed:
+        if not is_action(info) or not info.failed or info.cls in _LOOK:
+            # Looking in other places (paths, patterns) and finding nothing is exploring.
             continue
         sig = error_of(steps[i].error_signature, steps[i].output)
         if not sig or sig in ambient or steps[i].error_signature in ambient:
