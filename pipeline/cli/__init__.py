@@ -9,8 +9,12 @@ from . import (  # noqa: F401  (imported for their command registrations)
     analyze_cmd,
     config_cmd,
     formats_cmd,
+    hook_cmd,
+    mcp_cmd,
     mine_cmd,
     redact_cmd,
+    search_cmd,
+    skill_cmd,
     store_cmds,
 )
 from .app import main

@@ -1,0 +1,121 @@
+"""Okapi BM25 over small documents, in pure Python, with a tokenizer for error text.
+
+A library was weighed and left out: bm25s (the well-kept one) needs numpy, whose import alone
+costs about a third of the hook's 200 ms budget, and rank-bm25 needs numpy too and is no longer
+maintained. A playbook store is small (thousands of short documents), so an inverted index of
+plain dicts answers a query in milliseconds. The scoring is Lucene's BM25 (the variant bm25s
+calls ``lucene``): ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and
+``tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))``; tests check it against hand-computed
+values.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+K1 = 1.5
+B = 0.75
+
+# Words, identifiers, error codes; ``_``, ``.`` and ``-`` inside a token split it further below.
+_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-']*[A-Za-z0-9]|[A-Za-z0-9]")
+_PARTS = re.compile(r"[A-Za-z0-9]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_MAX_TOKEN = 40  # longer runs are hashes, base64 or ids: noise for retrieval
+
+STOPWORDS = frozenset(
+    "a an and are as at be been but by can could did do does for from had has have how i if in "
+    "into is it its it's me my no not of on or our so such that the their then there these they "
+    "this to was we were what when where which while who will with would you your".split()
+)
+"""Common English words; dropped so that long error texts are scored on their content."""
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase terms of ``text``: words, identifiers and their parts, error codes.
+
+    ``ModuleNotFoundError`` gives ``modulenotfounderror``, ``module``, ``not``, ``found`` and
+    ``error`` (so a query naming the parts finds it); ``tests/test_api.py`` gives ``tests``,
+    ``test_api.py``, ``test``, ``api`` and ``py``. Numbers, single letters and stop words
+    are dropped.
+    """
+    out: list[str] = []
+    for match in _TOKEN.finditer(text):
+        raw = match.group(0).strip("'")
+        if not raw or len(raw) > _MAX_TOKEN:
+            continue
+        pieces = [raw.lower()]
+        parts = _PARTS.findall(raw)
+        if len(parts) > 1:
+            pieces.extend(p.lower() for p in parts)
+        for part in parts:
+            humps = _CAMEL.findall(part)
+            if len(humps) > 1:
+                pieces.extend(h.lower() for h in humps)
+        seen: set[str] = set()
+        for piece in pieces:
+            if piece in seen or len(piece) < 2 or piece.isdigit() or piece in STOPWORDS:
+                continue
+            seen.add(piece)
+            out.append(piece)
+    return out
+
+
+@dataclass
+class Bm25Index:
+    """An inverted index: term -> [(document number, term frequency)], plus document lengths."""
+
+    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    """Documents holding each term, in document order."""
+    lengths: list[int] = field(default_factory=list)
+    """Number of terms of each document."""
+    _norms: list[float] = field(default_factory=list, init=False, repr=False)
+
+    @classmethod
+    def build(cls, documents: Iterable[Mapping[str, int]]) -> Bm25Index:
+        """Index documents given as term -> frequency mappings (``Counter(tokenize(text))``)."""
+        index = cls()
+        for number, counts in enumerate(documents):
+            index.lengths.append(sum(counts.values()))
+            for term, tf in counts.items():
+                index.postings.setdefault(term, []).append((number, tf))
+        return index
+
+    @property
+    def size(self) -> int:
+        """Number of documents."""
+        return len(self.lengths)
+
+    def idf(self, term: str) -> float:
+        """Lucene's always-positive inverse document frequency of ``term``."""
+        df = len(self.postings.get(term, ()))
+        return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
+
+    def scores(self, query_terms: Iterable[str]) -> dict[int, float]:
+        """BM25 score of every document holding at least one query term.
+
+        A term repeated in the query counts once per repetition, as in Lucene.
+        """
+        if not self.lengths:
+            return {}
+        if len(self._norms) != len(self.lengths):
+            avgdl = sum(self.lengths) / len(self.lengths) or 1.0
+            self._norms = [K1 * (1.0 - B + B * n / avgdl) for n in self.lengths]
+        norms = self._norms
+        out: dict[int, float] = {}
+        for term, weight in Counter(query_terms).items():
+            postings = self.postings.get(term)
+            if not postings:
+                continue
+            idf = self.idf(term) * weight
+            for number, tf in postings:
+                out[number] = out.get(number, 0.0) + idf * tf * (K1 + 1.0) / (tf + norms[number])
+        return out
+
+    def top(self, query_terms: Iterable[str], limit: int) -> list[tuple[int, float]]:
+        """The ``limit`` best (document number, score) pairs, best first; ties by number."""
+        ranked = sorted(self.scores(query_terms).items(), key=lambda item: (-item[1], item[0]))
+        return ranked[:limit]

@@ -1,0 +1,126 @@
+"""``orf hook install CLIENT``: merge the orf hook into a client's project settings file.
+
+Only the hook entries are added (or an older orf entry for the same client replaced); every
+other key, event and hook of the file stays as it was. The file is rewritten atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import fsutil
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class HookTarget:
+    """Where and how one client registers a tool hook."""
+
+    settings: str
+    """The project settings file, relative to the project folder."""
+    entries: tuple[tuple[str, str], ...]
+    """(event, matcher) pairs to register."""
+    timeout: int
+    """Hook timeout in the client's unit (seconds for Claude Code and Codex, ms for Gemini)."""
+    extra: dict[str, Any] = field(default_factory=dict)
+    """Additional keys of the hook entry."""
+
+
+TARGETS: dict[str, HookTarget] = {
+    # PostToolUseFailure covers every failed tool; PostToolUse catches a Bash call that
+    # returned normally but printed a nonzero exit.
+    "claude-code": HookTarget(".claude/settings.json",
+                              (("PostToolUseFailure", "*"), ("PostToolUse", "Bash")), 5),
+    "gemini": HookTarget(".gemini/settings.json", (("AfterTool", ".*"),), 5000,
+                         {"name": "orf-playbooks",
+                          "description": "The matching ORF playbook after a failed tool call"}),
+    # Codex hooks (behind `[features] codex_hooks = true`) see Bash calls only.
+    "codex": HookTarget(".codex/hooks.json", (("PostToolUse", "Bash"),), 5),
+}
+"""Hook clients and their settings files."""
+
+
+def orf_executable() -> str:
+    """The ``orf`` script beside the running interpreter (works without an active venv)."""
+    script = Path(sys.executable).parent / "orf"
+    return str(script) if script.is_file() else "orf"
+
+
+def hook_command(client: str, store: Path) -> str:
+    """The shell command the client runs: ``<orf> hook <client> --store <absolute store>``."""
+    return (f"{shlex.quote(orf_executable())} hook {client} "
+            f"--store {shlex.quote(str(store.resolve()))}")
+
+
+def _is_orf_hook(entry: Any, client: str) -> bool:
+    command = entry.get("command") if isinstance(entry, dict) else None
+    return isinstance(command, str) and bool(
+        re.search(rf"(?:^|[/\s'\"])orf'? hook {re.escape(client)}(?:\s|$)", command))
+
+
+def merge_hook(settings: dict[str, Any], client: str, command: str) -> bool:
+    """Add the orf hook of ``client`` to a settings mapping in place; True when it changed.
+
+    Raises:
+        ConfigError: When ``hooks`` or one of its events is not of the documented shape.
+    """
+    target = TARGETS[client]
+    hooks = settings.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError("'hooks' is not a JSON object")
+    changed = False
+    for event, matcher in target.entries:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise ConfigError(f"'hooks.{event}' is not a JSON array")
+        wanted = {"type": "command", "command": command, "timeout": target.timeout,
+                  **target.extra}
+        if any(isinstance(g, dict) and g.get("matcher") == matcher and wanted in g.get("hooks", [])
+               for g in groups):
+            continue
+        kept = []
+        for group in groups:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not _is_orf_hook(h, client)]
+                if not others and group["hooks"]:
+                    continue  # a group that held only an older orf hook: replaced below
+                group["hooks"] = others
+            kept.append(group)
+        kept.append({"matcher": matcher, "hooks": [wanted]})
+        hooks[event] = kept
+        changed = True
+    return changed
+
+
+def install_hook(client: str, project: Path, store: Path) -> tuple[Path, bool]:
+    """Merge the orf hook into ``project``'s settings file for ``client``.
+
+    Returns:
+        The settings file and whether it changed.
+
+    Raises:
+        ConfigError: When the file exists but is not a JSON object of the documented shape.
+    """
+    path = project / TARGETS[client].settings
+    settings: Any = {}
+    if path.is_file():
+        try:
+            settings = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{path}: not valid JSON ({exc}); fix it or move it away, "
+                              "nothing was changed") from exc
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{path}: not a JSON object; nothing was changed")
+    try:
+        changed = merge_hook(settings, client, hook_command(client, store))
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}; nothing was changed") from exc
+    if changed:
+        fsutil.atomic_write(path, json.dumps(settings, indent=2, ensure_ascii=False) + "\n")
+    return path, changed
