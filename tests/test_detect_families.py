@@ -60,11 +60,19 @@ def test_cycle_period_setting_limits_search() -> None:
 
 def test_retry_variation_same_error_different_commands() -> None:
     err = "ModuleNotFoundError: No module named 'foo'"
-    t = traj(sh("python run.py", err, error=True), sh("python -m run", err, error=True),
-             sh("python -X dev run.py", err, error=True))
+    t = traj(sh("python run.py", err, error=True), sh("python -W ignore run.py", err,
+                                                      error=True),
+             sh("python -X dev ./run.py", err, error=True))
     found = detect_all(t)
     assert kinds(found) == ["retry_variation"] and wasted(found) == [1, 2]
     assert "ModuleNotFoundError" in (found[0].error_signature or "")
+
+
+def test_same_error_from_other_scripts_is_experimenting() -> None:
+    err = "ModuleNotFoundError: No module named 'foo'"
+    t = traj(sh("python run.py", err, error=True), sh("python check.py", err, error=True),
+             sh("python - <<'PY'\nimport foo\nPY", err, error=True))
+    assert detect_all(t) == []
 
 
 def test_retry_after_real_change_is_not_a_loop() -> None:

@@ -278,3 +278,10 @@ def test_an_argv_shell_call_is_classified_by_its_script() -> None:
 
     info = classify(tool("bash", " M app.js", command=["bash", "-lc", "git status --short"]))
     assert (info.cls, info.program, info.label) == ("inspect", "git", "git status --short")
+
+
+def test_two_inline_scripts_are_two_runs(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("python3 - <<'PY'\nimport shop\nprint(shop.total())\nPY", ERR, True),
+                         _bash("python3 - <<'PY'\nimport shop.money\nprint(1)\nPY", ERR, True),
+                         _bash("python3 - <<'PY'\nimport shop.money\nprint(1)\nPY", ERR, True)])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {2: (1, 1, "exact")}

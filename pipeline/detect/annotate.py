@@ -22,6 +22,7 @@ a patch script re-written). Every map is keyed and bounded, so the pass stays li
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from ..config import DetectSettings
@@ -118,8 +119,10 @@ def _producer(info: Info) -> tuple[str, str] | None:
 class _Matcher:
     """Latest earlier step per intent key (see the module docstring)."""
 
-    def __init__(self, settings: DetectSettings) -> None:
+    def __init__(self, settings: DetectSettings, infos: list[Info]) -> None:
         self.settings = settings
+        self.infos = infos
+        self.last_create = -1
         self.by_key: dict[str, int] = {}
         self.by_canon: dict[tuple[str, str], int] = {}
         self.reads: dict[str, list[tuple[tuple[int, int], int]]] = {}
@@ -152,8 +155,19 @@ class _Matcher:
             found = self._similar(info)
         elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
             found = self._rewrite(info)
+        if found is not None and self._elsewhere(found, info):
+            found = None
         self._remember(i, info, key)
         return found
+
+    def _elsewhere(self, found: tuple[int, str], info: Info) -> bool:
+        # The same listing, no file created or removed since, yet other names: the words
+        # name another folder (SWE-agent's `cd java && ls` from where the last cd left it).
+        j, _ = found
+        before = self.infos[j]
+        return (info.cls == "list" and self.last_create < j
+                and before.out_fp is not None and info.out_fp is not None
+                and before.out_fp != info.out_fp)
 
     def _rewrite(self, info: Info) -> tuple[int, str] | None:
         # A failed edit retried, or the edit that finally applied after failed attempts; a
@@ -170,9 +184,13 @@ class _Matcher:
     def _tail(info: Info) -> str:
         # The command a compound step ends with (``cat > t.rst <<EOF ... && sphinx-build``):
         # setup then the same reproduction or test run again.
-        parts = info.canon.split(" <<", 1)[0].split(" && ")
+        body, _, heredoc = info.canon.partition(" <<")
+        parts = body.split(" && ")
         tail = parts[-1]
         prog = tail.split(" ", 1)[0]
+        if tail.endswith(" -") and heredoc:
+            # `python3 - <<'PY' ...`: the here-document is the script, so it is the run.
+            tail += " <<" + heredoc
         if prog in _SETUP_PROGS or " " not in tail:
             return ""
         if prog == "python" and info.cls in ("run", "test"):
@@ -197,6 +215,10 @@ class _Matcher:
         return None
 
     def _remember(self, i: int, info: Info, key: str | None) -> None:
+        # An edit changes a file's text, never which names a folder holds.
+        if (info.cls == "write" or info.unknown_mutation and info.cls != "edit") and not (
+                info.failed):
+            self.last_create = i
         if info.shell and self._tail(info):
             self.tails[self._tail(info)] = i
         producer, place = _producer(info), place_key(info)
@@ -256,11 +278,11 @@ def annotate_repeats(
         members = sorted(index[sid] for sid in f.source_ids if sid in index)
         for sid in f.wasted_source_ids:
             at = index.get(sid, -1)
-            before = [m for m in members if m < at]
-            claimed.setdefault(sid, (f.kind, before[-1] if before else max(at - 1, 0)))
+            k = bisect_left(members, at)
+            claimed.setdefault(sid, (f.kind, members[k - 1] if k else max(at - 1, 0)))
     infos = analyze(traj)
     set_current(None)
-    matcher = _Matcher(settings)
+    matcher = _Matcher(settings, infos)
     first: dict[int, int] = {}
     out: list[Repeat] = []
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):

@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
 from ..normalize import error_signature
-from .actions import infos_for, is_action
+from . import shell
+from .actions import Info, infos_for, is_action
 from .base import register
 from .build import make_finding
 
@@ -31,11 +32,34 @@ def error_of(signature: str | None, output: str) -> str | None:
     return signature
 
 
+def _target(info: Info) -> str:
+    """What a step acts on: the file of an edit; the program and inline script of a run.
+
+    Varying flags, quoting or spelling around one target is a retry; another program or
+    another here-document script is another experiment.
+    """
+    if info.cls in _GROUP:
+        return "|".join(info.paths or info.writes)
+    heredoc = info.canon.partition(" <<")[2]
+    return f"{info.program}|{hash(heredoc) if heredoc else ''}"
+
+
+def _files(info: Info) -> frozenset[str]:
+    body = info.canon.partition(" <<")[0]
+    return frozenset(w.rsplit("/", 1)[-1] for w in body.split(" ")[1:] if shell.is_pathlike(w))
+
+
+def _same_files(a: Info, b: Info) -> bool:
+    """False when both runs name files and the names differ (``run.py`` then ``check.py``)."""
+    fa, fb = _files(a), _files(b)
+    return not fa or not fb or fa == fb
+
+
 @register("retry_variation")
 def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Streaks of failing actions with one error signature and no state change in between.
 
-    The agent tweaks flags, paths or quoting and the error stays. A real change (an edit,
+    The agent tweaks flags or quoting around one target and the error stays. A real change (an edit,
     an install, an env change) ends every streak: a retry after it is not a loop.
     """
     infos = infos_for(traj)
@@ -69,10 +93,12 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         sig = error_of(steps[i].error_signature, steps[i].output)
         if not sig or sig in ambient or steps[i].error_signature in ambient:
             continue
-        # Edits and commands failing with one generic line ("ERROR:") are different traps.
-        key = f"{_GROUP.get(info.cls, 'run')}|{sig}"
+        # Edits and commands failing with one generic line ("ERROR:") are different traps;
+        # so are runs of other programs, targets or inline scripts (experiments).
+        key = f"{_GROUP.get(info.cls, 'run')}|{sig}|{_target(info)}"
         current = streaks.get(key)
-        if current is not None and i - current[-1] <= MAX_GAP:
+        if current is not None and i - current[-1] <= MAX_GAP and _same_files(
+                infos[current[-1]], info):
             current.append(i)
         else:
             if current is not None:
