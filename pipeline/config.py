@@ -88,6 +88,9 @@ class Settings(BaseModel):
     """Attempts per Gemini call (transport/429/5xx retries)."""
     min_wasted_steps: int = 2
     """Sessions with fewer wasted steps are not sent to judge/draft."""
+    judge_min_confidence: float = Field(default=0.7, ge=0.0, le=1.0)
+    """A model's judge verdict below this confidence is recorded as ``unknown`` (with its
+    reason)."""
     max_sessions_per_run: int = 50
     """At most this many sessions go to judge/draft per run (most wasted first)."""
     dedupe_duplicate: float = 0.80

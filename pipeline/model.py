@@ -105,6 +105,9 @@ class OutcomeHints:
     """The agent's last message, bounded."""
     tests_passed_at_end: bool | None = None
     """True/False when the last test-like command in the log passed/failed."""
+    submitted_patch: bool | None = None
+    """False when the harness recorded an empty or no submission (SWE-agent / mini-swe-agent
+    ``info.submission``): an empty patch cannot resolve anything; True when it has one."""
 
 
 @dataclass(slots=True)
@@ -252,6 +255,14 @@ class Verdict(BaseModel):
     unscored_reason: str | None = None
     """Set when the judge could not score (e.g. ``grade_parse_failure``); outcome is then
     ``unknown`` and must not be read as a verdict."""
+    signal: str | None = None
+    """The outcome signal that decided (a row of ``pipeline.stages.judge_signals.SIGNALS``);
+    None when no signal earned a verdict."""
+    evidence_step: str | None = None
+    """Source id of the step that signal comes from, when it comes from one."""
+    signals: list[dict[str, Any]] = Field(default_factory=list)
+    """Every outcome signal seen, strongest first: ``name``, ``outcome``, ``decides``,
+    ``detail``, ``step``, ``source_id``."""
 
 
 class Draft(BaseModel):

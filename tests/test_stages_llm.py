@@ -23,8 +23,6 @@ HEURISTIC = get_backend(Settings())
     (OutcomeHints(score=0.5), "failure"),
     (OutcomeHints(exit_status="exit_cost"), "failure"),
     (OutcomeHints(exit_status="submitted", tests_passed_at_end=False), "failure"),
-    (OutcomeHints(tests_passed_at_end=True, task_complete=True), "success"),
-    (OutcomeHints(task_complete=False), "failure"),
 ])
 def test_log_outcome_decides(hints: OutcomeHints, outcome: str) -> None:
     verdict = verdict_from_log(make_traj(outcome=hints))
@@ -43,16 +41,15 @@ def test_silent_or_self_reported_log_is_unknown_offline(hints: OutcomeHints) -> 
     assert verdict.outcome == "unknown" and verdict.decided_by == "heuristic"
 
 
-def test_last_test_run_in_the_log_decides() -> None:
-    # failing pytest runs, then `pip install -e . && pytest -x` passes
-    passed = make_traj(command="pytest -x")
-    verdict = verdict_from_log(passed)
-    assert verdict is not None and verdict.outcome == "success" and verdict.decided_by == "log"
+def test_last_test_run_in_the_log_decides_only_failure() -> None:
+    # failing pytest runs, then `pip install -e . && pytest -x` passes: a passing suite is
+    # evidence, not proof (issue 13; see tests/test_judge_signals.py)
+    assert verdict_from_log(make_traj(command="pytest -x")) is None
     failed = make_traj(command="pytest -x")
     failed.steps = failed.steps[:-1]
     verdict = verdict_from_log(failed)
     assert verdict is not None and verdict.outcome == "failure"
-    assert verdict.reason == "the last test run in the log failed"
+    assert verdict.reason == "test suite failed after the last edit: 'pytest -x' (suite_failed)"
 
 
 def test_unsure_model_success_is_unknown() -> None:

@@ -40,7 +40,7 @@ from .common import (
     tool_step,
 )
 from .jsonio import ReadStats
-from .swe_agent import extract_task
+from .swe_agent import extract_task, submitted_patch
 
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)
 _RETURNCODE = re.compile(r"\s*<returncode>\s*(-?\d+)\s*</returncode>\s*")
@@ -198,6 +198,7 @@ class Adapter(base.Adapter):
                 exit_status=exit_status,
                 task_complete=True if exit_status in ("Submitted", "submitted") else None,
                 final_message=bounded(final),
+                submitted_patch=submitted_patch(info, exit_status),
             ),
             tokens_in=tokens_in if saw_usage else None,
             tokens_out=tokens_out if saw_usage else None,

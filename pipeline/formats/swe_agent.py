@@ -206,6 +206,7 @@ class Adapter(base.Adapter):
                 exit_status=exit_status,
                 task_complete=True if exit_status == "submitted" else None,
                 final_message=bounded(final),
+                submitted_patch=submitted_patch(info, exit_status),
             ),
             tokens_in=sent,
             tokens_out=received,
@@ -256,3 +257,13 @@ class Adapter(base.Adapter):
         model = obj(agent.get("model"))
         name = model.get("name") or model.get("model_name")
         return name if isinstance(name, str) else None
+
+
+def submitted_patch(info: dict[str, Any], exit_status: str | None) -> bool | None:
+    """False when the harness recorded no patch (empty ``submission``, or none at a limit)."""
+    submission = info.get("submission")
+    if isinstance(submission, str):
+        return bool(submission.strip())
+    if exit_status and "submit" not in exit_status.lower():
+        return False  # stopped at a limit without submitting
+    return None

@@ -1,9 +1,13 @@
-"""Judge how a run ended: the log's own outcome first, the model only when the log is silent.
+"""Judge how a run ended: ranked outcome signals first, the model only when none decides.
 
-The rubric is strict because a false success is worse than a false failure: a wrong lesson is
-copied into every later session. So a model's ``success`` below ``MIN_SUCCESS_CONFIDENCE`` is
-recorded as ``unknown``, and a reply that cannot be parsed leaves the run unscored (outcome
-``unknown`` with ``unscored_reason``), never guessed.
+Signals (``judge_signals.SIGNALS``) are ranked by what they prove: an evaluation result, the
+harness's exit status, the project's test suite after the last edit, the agent's claim. The
+strongest signal that earned its outcome decides; when none did, the heuristic judge says
+``unknown`` with the reason, and a model backend is asked with the same ranked signals and the
+end of the run. A model's answer below ``Settings.judge_min_confidence`` is recorded as
+``unknown`` (with the model's reason), and a reply that cannot be parsed leaves the run unscored
+(``unscored_reason``), never guessed: a false success is worse than a false failure, because a
+wrong lesson is copied into every later session.
 """
 
 from __future__ import annotations
@@ -19,17 +23,14 @@ from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..llm.redact import redact
 from ..model import Finding, Trajectory, Verdict
 from ..prompts import load_prompt
-from .view import estimate_tokens, outcome_lines, quote
+from .judge_signals import Signal, collect_signals, deciding
+from .view import estimate_tokens, quote
 
 MIN_SUCCESS_CONFIDENCE = 0.7
-"""A model verdict of success below this confidence is recorded as unknown."""
+"""Default of ``Settings.judge_min_confidence``: a model answer below it is recorded unknown."""
 
 JUDGE_TOKENS = 2500
 """Budget of the judging prompt: the task, the outcome signals and the end of the run."""
-
-FAILED_EXIT = ("error", "exit_cost", "exit_context", "exit_format", "exit_api", "abort",
-               "timeout", "early_exit", "killed", "crash", "limit")
-"""Substrings of an exit status that mean the agent stopped without finishing."""
 
 
 class JudgeReply(BaseModel):
@@ -49,59 +50,58 @@ def judge_schema() -> dict[str, Any]:
     return value
 
 
-def verdict_from_log(traj: Trajectory) -> Verdict | None:
-    """The verdict the log itself gives, or None when it is silent or undecided."""
-    hints = traj.outcome
-    if hints.resolved is not None:
-        return Verdict(outcome="success" if hints.resolved else "failure",
-                       reason=f"the log's resolved flag is {hints.resolved}",
-                       decided_by="log", confidence=0.95)
-    if hints.score is not None:
-        if hints.score >= 1.0:
-            return Verdict(outcome="success", reason=f"the log's score is {hints.score}",
-                           decided_by="log", confidence=0.9)
-        # Partial credit counts as failure: the strict rubric prefers a false failure.
-        return Verdict(outcome="failure", reason=f"the log's score is {hints.score} (below 1)",
-                       decided_by="log", confidence=0.8)
-    tests_passed = hints.tests_passed_at_end
-    if tests_passed is None:
-        from ..detect import last_test_passed  # late: detect imports heavy tables
+def _evidence(signals: list[Signal]) -> list[dict[str, Any]]:
+    return [s.as_dict() for s in signals]
 
-        tests_passed = last_test_passed(traj)
-    status = (hints.exit_status or "").lower()
-    if status and any(word in status for word in FAILED_EXIT):
-        return Verdict(outcome="failure", reason=f"the agent exited with {hints.exit_status!r}",
-                       decided_by="log", confidence=0.85)
-    if tests_passed is False:
-        return Verdict(outcome="failure", reason="the last test run in the log failed",
-                       decided_by="log", confidence=0.8)
-    if tests_passed and hints.task_complete is not False:
-        return Verdict(outcome="success",
-                       reason="the last test run in the log passed"
-                       + (" and the agent declared the task complete"
-                          if hints.task_complete else ""),
-                       decided_by="log", confidence=0.75)
-    if hints.task_complete is False:
-        return Verdict(outcome="failure", reason="the log says the task was not completed",
-                       decided_by="log", confidence=0.7)
-    return None
+
+def verdict_from_signals(signals: list[Signal]) -> Verdict | None:
+    """The verdict of the strongest signal that earned its outcome, or None."""
+    sig = deciding(signals)
+    if sig is None:
+        return None
+    return Verdict(outcome=sig.outcome, reason=f"{sig.detail} ({sig.name})",
+                   decided_by="log", confidence=sig.row.confidence, signal=sig.name,
+                   evidence_step=sig.source_id, signals=_evidence(signals))
+
+
+def verdict_from_log(traj: Trajectory) -> Verdict | None:
+    """The verdict the log's signals give, or None when no signal earned one."""
+    return verdict_from_signals(collect_signals(traj))
+
+
+def undecided(signals: list[Signal]) -> Verdict:
+    """``unknown``, saying which signals were seen and why none decides."""
+    if not signals:
+        reason = "the log has no outcome signal (no evaluation, exit status, test run or claim)"
+    else:
+        seen = "; ".join(f"{s.name} -> {s.outcome} ({s.detail})" for s in signals[:3])
+        reason = f"no signal earned a verdict: {seen}"
+    return Verdict(outcome="unknown", reason=reason, decided_by="heuristic", confidence=0.0,
+                   signals=_evidence(signals))
 
 
 def heuristic_verdict(traj: Trajectory) -> Verdict:
-    """The log's verdict, or ``unknown`` when the log is silent."""
-    verdict = verdict_from_log(traj)
-    if verdict is not None:
-        return verdict
-    return Verdict(outcome="unknown", reason="the log does not say how the run ended",
-                   decided_by="heuristic", confidence=0.0)
+    """The signals' verdict, or ``unknown`` with the reason."""
+    signals = collect_signals(traj)
+    return verdict_from_signals(signals) or undecided(signals)
+
+
+def signal_lines(signals: list[Signal]) -> list[str]:
+    """The ranked signals as prompt lines: what each proves and whether it decides."""
+    lines = []
+    for i, s in enumerate(signals, 1):
+        weight = "decisive" if s.decides else f"evidence only: {s.row.measured}"
+        where = f" (step {s.step})" if s.step is not None else ""
+        lines.append(f"{i}. {s.name} -> {s.outcome} [{weight}]{where}: {s.detail}")
+    return lines
 
 
 def judge_prompt(traj: Trajectory, findings: list[Finding]) -> str:
-    """The judging prompt: task, outcome signals, final message and the last steps."""
+    """The judging prompt: task, ranked outcome signals, final message and the last steps."""
     parts = ["## Task", quote(traj.task or "(the log does not state the task)", 1500)]
-    signals = outcome_lines(traj)
-    parts.append("## Outcome signals in the log")
-    parts.append("\n".join(signals) if signals else "(none)")
+    lines = signal_lines(collect_signals(traj))
+    parts.append("## Outcome signals, strongest first")
+    parts.append(quote("\n".join(lines), 3000) if lines else "(none)")
     if traj.outcome.final_message:
         parts.append("## Agent's final message")
         parts.append(quote(traj.outcome.final_message, 1500))
@@ -141,8 +141,21 @@ def judge_request(traj: Trajectory, findings: list[Finding], backend: Backend, *
     )
 
 
-def parse_judge_reply(reply: LLMReply, decided_by: str) -> tuple[Verdict | None, str | None]:
-    """A verdict from the reply, or (None, why it is unusable)."""
+def min_confidence(backend: Backend) -> float:
+    """The backend's ``judge_min_confidence`` setting (the default without settings)."""
+    settings = getattr(backend, "settings", None)
+    value = getattr(settings, "judge_min_confidence", MIN_SUCCESS_CONFIDENCE)
+    return float(value) if isinstance(value, (int, float)) else MIN_SUCCESS_CONFIDENCE
+
+
+def parse_judge_reply(reply: LLMReply, decided_by: str, *,
+                      threshold: float = MIN_SUCCESS_CONFIDENCE,
+                      signals: list[Signal] | None = None) -> tuple[Verdict | None, str | None]:
+    """A verdict from the reply, or (None, why it is unusable).
+
+    An answer below ``threshold`` is kept as ``unknown`` with the model's reason: an unsure
+    verdict is not a verdict.
+    """
     if not reply.ok or reply.text is None:
         return None, reply.error or "empty reply"
     try:
@@ -154,12 +167,18 @@ def parse_judge_reply(reply: LLMReply, decided_by: str) -> tuple[Verdict | None,
         return None, f"invalid reply: outcome {parsed.outcome!r}"
     outcome: Literal["success", "failure", "unknown"] = parsed.outcome  # type: ignore[assignment]
     reason = parsed.reason.strip() or "(no reason given)"
-    if outcome == "success" and parsed.confidence < MIN_SUCCESS_CONFIDENCE:
-        # Strict rubric: an unsure success is not a success.
+    if outcome != "unknown" and parsed.confidence < threshold:
+        reason = f"unsure {outcome} ({parsed.confidence:.2f} < {threshold:.2f}): {reason}"
         outcome = "unknown"
-        reason = f"unsure success ({parsed.confidence:.2f}): {reason}"
     return Verdict(outcome=outcome, reason=reason, decided_by=decided_by,
-                   confidence=parsed.confidence), None
+                   confidence=parsed.confidence, signals=_evidence(signals or [])), None
+
+
+def read_judge_reply(reply: LLMReply, traj: Trajectory,
+                     backend: Backend) -> tuple[Verdict | None, str | None]:
+    """``parse_judge_reply`` with the backend's threshold and ``traj``'s signals as evidence."""
+    return parse_judge_reply(reply, backend.decided_by, threshold=min_confidence(backend),
+                             signals=collect_signals(traj))
 
 
 def unscored(decided_by: str, why: str) -> Verdict:
@@ -169,25 +188,26 @@ def unscored(decided_by: str, why: str) -> Verdict:
 
 
 def judge(traj: Trajectory, findings: list[Finding], backend: Backend) -> Verdict:
-    """Verdict for one run: the log's outcome, else the model (one repair try), else unscored.
+    """Verdict for one run: a deciding signal, else the model (one repair try), else unknown.
 
     Args:
         traj: The session.
         findings: Its findings (their size goes into the prompt).
-        backend: ``heuristic`` never calls a model; ``gemini`` does when the log is silent.
+        backend: ``heuristic`` never calls a model; ``gemini`` does when no signal decides.
 
     Returns:
-        The verdict with its reason and who decided.
+        The verdict with its reason, who decided and the signals it rests on.
     """
-    from_log = verdict_from_log(traj)
+    signals = collect_signals(traj)
+    from_log = verdict_from_signals(signals)
     if from_log is not None:
         return from_log
     if not backend.uses_model:
-        return heuristic_verdict(traj)
+        return undecided(signals)
     request = judge_request(traj, findings, backend)
-    verdict, why = parse_judge_reply(backend.generate(request), backend.decided_by)
+    verdict, why = read_judge_reply(backend.generate(request), traj, backend)
     if verdict is not None:
         return verdict
     retry = judge_request(traj, findings, backend, repair=why)
-    verdict, why2 = parse_judge_reply(backend.generate(retry), backend.decided_by)
+    verdict, why2 = read_judge_reply(backend.generate(retry), traj, backend)
     return verdict if verdict is not None else unscored(backend.decided_by, why2 or "no reply")

@@ -22,7 +22,7 @@ from .draft import (
     parse_draft_reply,
     select_findings,
 )
-from .judge import heuristic_verdict, judge_request, parse_judge_reply, unscored, verdict_from_log
+from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
 from .view import StoreContext
 
 SessionProgress = Callable[[str, int, int], None]
@@ -73,7 +73,7 @@ class _Session:
     def feed(self, request: LLMRequest, reply: LLMReply) -> None:
         decided_by = self.backend.decided_by
         if request.purpose == "judge":
-            verdict, why = parse_judge_reply(reply, decided_by)
+            verdict, why = read_judge_reply(reply, self.traj, self.backend)
             if verdict is not None:
                 self.verdict = verdict
             elif request.attempt == 1:
