@@ -15,7 +15,6 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 K1 = 1.5
 B = 0.75
@@ -64,15 +63,20 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-@dataclass
 class Bm25Index:
-    """An inverted index: term -> [(document number, term frequency)], plus document lengths."""
+    """An inverted index: term -> flat [doc, tf, doc, tf, ...], plus document lengths.
 
-    postings: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
-    """Documents holding each term, in document order."""
-    lengths: list[int] = field(default_factory=list)
-    """Number of terms of each document."""
-    _norms: list[float] = field(default_factory=list, init=False, repr=False)
+    The postings are flat pairs because the cache loads a flat list of ints several times
+    faster than a list of pairs.
+    """
+
+    def __init__(self, postings: dict[str, list[int]] | None = None,
+                 lengths: list[int] | None = None) -> None:
+        self.postings: dict[str, list[int]] = postings if postings is not None else {}
+        """Documents holding each term and its frequency there, in document order."""
+        self.lengths: list[int] = lengths if lengths is not None else []
+        """Number of terms of each document."""
+        self._norms: list[float] = []
 
     @classmethod
     def build(cls, documents: Iterable[Mapping[str, int]]) -> Bm25Index:
@@ -81,8 +85,16 @@ class Bm25Index:
         for number, counts in enumerate(documents):
             index.lengths.append(sum(counts.values()))
             for term, tf in counts.items():
-                index.postings.setdefault(term, []).append((number, tf))
+                index.postings.setdefault(term, []).extend((number, tf))
         return index
+
+    def document_terms(self) -> list[dict[str, int]]:
+        """The term -> frequency mapping of every document (the inverse of ``build``)."""
+        out: list[dict[str, int]] = [{} for _ in self.lengths]
+        for term, flat in self.postings.items():
+            for at in range(0, len(flat), 2):
+                out[flat[at]][term] = flat[at + 1]
+        return out
 
     @property
     def size(self) -> int:
@@ -91,7 +103,7 @@ class Bm25Index:
 
     def idf(self, term: str) -> float:
         """Lucene's always-positive inverse document frequency of ``term``."""
-        df = len(self.postings.get(term, ()))
+        df = len(self.postings.get(term, ())) // 2
         return math.log(1.0 + (self.size - df + 0.5) / (df + 0.5))
 
     def scores(self, query_terms: Iterable[str]) -> dict[int, float]:
@@ -107,11 +119,12 @@ class Bm25Index:
         norms = self._norms
         out: dict[int, float] = {}
         for term, weight in Counter(query_terms).items():
-            postings = self.postings.get(term)
-            if not postings:
+            flat = self.postings.get(term)
+            if not flat:
                 continue
             idf = self.idf(term) * weight
-            for number, tf in postings:
+            pairs = iter(flat)
+            for number, tf in zip(pairs, pairs, strict=True):
                 out[number] = out.get(number, 0.0) + idf * tf * (K1 + 1.0) / (tf + norms[number])
         return out
 

@@ -15,16 +15,14 @@ import hashlib
 import os
 import re
 import sys
-import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from .bm25 import tokenize
-from .search import ERRORISH, Doc, SearchIndex, cache_dir
+from .search import ERRORISH, Doc, SearchIndex, cache_dir, replace_file
 
 MATCH_COVERAGE = 0.6
 """Share of a playbook's recorded error terms the error text must hold to match its trap."""
@@ -40,8 +38,7 @@ _EXIT_TEXT = re.compile(
 _EXIT_KEYS = ("exit_code", "exitCode", "returnCode", "return_code", "exit_status", "status")
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     """A failed tool call, as read from one hook payload."""
 
     event: str
@@ -200,11 +197,7 @@ def seen_before(failure: Failure) -> bool:
     repeated = failure.call_key in keys
     keys = [k for k in keys if k != failure.call_key] + [failure.call_key]
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(orjson.dumps(keys[-_KEPT_FAILURES:]))
-        os.replace(tmp, path)
+        replace_file(path, orjson.dumps(keys[-_KEPT_FAILURES:]))
     except OSError:
         pass  # no state: repeats go unnoticed, matches still work
     return repeated

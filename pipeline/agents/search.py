@@ -11,14 +11,14 @@ half-written file and a file changed meanwhile is simply indexed again next time
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
-import tempfile
+import time
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -36,6 +36,24 @@ ERRORISH = re.compile(
 _WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
             ("domain", 1))
 _MAX_ERROR_LINES = 8
+
+
+def replace_file(path: Path, data: bytes) -> None:
+    """Write ``data`` to a temp file beside ``path`` and rename it over ``path``.
+
+    ``fsutil.atomic_write`` without the fsyncs (a lost cache is rebuilt) and without
+    importing tempfile and filelock, which the hook cannot afford.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{time.monotonic_ns()}.tmp")
+    try:
+        with open(tmp, "xb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def cache_dir() -> Path:
@@ -56,8 +74,7 @@ def cache_file(root: Path) -> Path:
     return cache_dir() / f"search-{key}.json"
 
 
-@dataclass(frozen=True)
-class Doc:
+class Doc(NamedTuple):
     """What search and the hook need of one playbook, without parsing it again."""
 
     id: str
@@ -72,27 +89,26 @@ class Doc:
     """Section 4."""
     error_terms: tuple[str, ...]
     """Terms of the error lines the playbook records (empty for hand-written ones)."""
-    terms: dict[str, int]
-    """Weighted term frequencies of the indexed fields."""
+    terms: dict[str, int] = {}  # never mutated: one shared empty default is safe
+    """Weighted term frequencies of the indexed fields (not cached: the postings hold them)."""
 
     def to_json(self) -> dict[str, Any]:
-        """The cache form."""
+        """The cache form (without ``terms``)."""
         return {"id": self.id, "domain": self.domain, "title": self.title,
                 "description": self.description, "rel_path": self.rel_path,
                 "insight": self.insight, "validated_path": self.validated_path,
-                "error_terms": list(self.error_terms), "terms": self.terms}
+                "error_terms": list(self.error_terms)}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Doc:
+    def from_json(cls, data: dict[str, Any], terms: dict[str, int] | None = None) -> Doc:
         """Read the cache form back."""
         return cls(id=data["id"], domain=data["domain"], title=data["title"],
                    description=data["description"], rel_path=data["rel_path"],
                    insight=data["insight"], validated_path=data["validated_path"],
-                   error_terms=tuple(data["error_terms"]), terms=data["terms"])
+                   error_terms=tuple(data["error_terms"]), terms=terms or {})
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
     """One search result."""
 
     doc: Doc
@@ -196,13 +212,39 @@ def _parse(root: Path, rel: str) -> Doc | None:
 
 
 class SearchIndex:
-    """The playbooks of one store and their BM25 index."""
+    """The playbooks of one store and their BM25 index.
+
+    Loaded from the cache, a playbook's fields are decoded only when it is a hit: a hook on a
+    large store pays for the postings it needs, not for every description.
+    """
 
     def __init__(self, root: Path, docs: list[Doc], bm25: Bm25Index | None = None) -> None:
         self.root = root
-        self.docs = docs
+        self._docs: list[Doc | None] = list(docs)
+        self._lazy: tuple[bytes, list[int]] | None = None
         self.bm25 = bm25 or Bm25Index.build(d.terms for d in docs)
-        self.by_id = {d.id: d for d in docs}
+
+    @classmethod
+    def _from_cache(cls, root: Path, cached: _Cache) -> SearchIndex:
+        index = cls(root, [], Bm25Index(postings=cached.postings, lengths=cached.lengths))
+        index._docs = [None] * len(cached.lengths)
+        index._lazy = (cached.meta, cached.offsets)
+        return index
+
+    def doc(self, number: int) -> Doc:
+        """Playbook ``number`` of the index."""
+        doc = self._docs[number]
+        if doc is None:
+            assert self._lazy is not None
+            meta, offsets = self._lazy
+            doc = Doc.from_json(orjson.loads(meta[offsets[number]:offsets[number + 1]]))
+            self._docs[number] = doc
+        return doc
+
+    @property
+    def docs(self) -> list[Doc]:
+        """Every indexed playbook, in index order."""
+        return [self.doc(n) for n in range(len(self._docs))]
 
     @classmethod
     def load(cls, root: Path, use_cache: bool = True) -> SearchIndex:
@@ -210,24 +252,22 @@ class SearchIndex:
         root = Path(root)
         stamps = scan(root)
         path = cache_file(root)
-        cached = _read_cache(path, root) if use_cache else None
-        if cached is not None and cached["files"] == stamps:
-            bm25 = Bm25Index(postings={t: [(n, tf) for n, tf in p]
-                                       for t, p in cached["postings"].items()},
-                             lengths=cached["lengths"])
-            return cls(root, [Doc.from_json(d) for d in cached["docs"]], bm25)
-        old: dict[str, tuple[list[int], dict[str, Any] | None]] = {}
+        cached = _Cache.read(path, root) if use_cache else None
+        if cached is not None and cached.files == stamps:
+            return cls._from_cache(root, cached)
+        reusable: dict[str, Doc] = {}
         if cached is not None:
-            old_docs = cached["docs"]
-            for rel, stamp in cached["files"].items():
-                number = cached["doc_of"].get(rel)
-                old[rel] = (stamp, old_docs[number] if number is not None else None)
+            old = cls._from_cache(root, cached)
+            terms = old.bm25.document_terms()
+            for rel, number in cached.doc_of.items():
+                if cached.files.get(rel) == stamps.get(rel):
+                    previous = old.doc(number)
+                    reusable[rel] = Doc.from_json(previous.to_json(), terms[number])
         docs: list[Doc] = []
         doc_of: dict[str, int] = {}
-        for rel, stamp in stamps.items():
-            previous = old.get(rel)
-            if previous is not None and previous[0] == stamp:
-                doc = Doc.from_json(previous[1]) if previous[1] is not None else None
+        for rel in stamps:
+            if cached is not None and rel in cached.files and cached.files[rel] == stamps[rel]:
+                doc = reusable.get(rel)  # None: unchanged and still unparseable
             else:
                 doc = _parse(root, rel)
             if doc is not None:
@@ -235,22 +275,8 @@ class SearchIndex:
                 docs.append(doc)
         index = cls(root, docs)
         if use_cache:
-            index._write_cache(path, stamps, doc_of)
+            _Cache.write(path, index, stamps, doc_of)
         return index
-
-    def _write_cache(self, path: Path, stamps: dict[str, list[int]],
-                     doc_of: dict[str, int]) -> None:
-        data = {"version": CACHE_VERSION, "root": str(self.root.resolve()), "files": stamps,
-                "doc_of": doc_of, "docs": [d.to_json() for d in self.docs],
-                "postings": self.bm25.postings, "lengths": self.bm25.lengths}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(orjson.dumps(data))
-            os.replace(tmp, path)
-        except OSError:
-            return  # a cache that cannot be written only costs speed
 
     def search(self, query: str, limit: int = 5) -> list[Hit]:
         """The ``limit`` best playbooks for ``query`` (a task description or an error text)."""
@@ -258,15 +284,52 @@ class SearchIndex:
 
     def search_terms(self, terms: list[str], limit: int = 5) -> list[Hit]:
         """Like ``search`` for an already tokenized query."""
-        return [Hit(self.docs[n], score) for n, score in self.bm25.top(terms, limit)]
+        return [Hit(self.doc(n), score) for n, score in self.bm25.top(terms, limit)]
 
 
-def _read_cache(path: Path, root: Path) -> dict[str, Any] | None:
-    try:
-        data = orjson.loads(path.read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    if (not isinstance(data, dict) or data.get("version") != CACHE_VERSION
-            or data.get("root") != str(root.resolve())):
-        return None
-    return data
+class _Cache(NamedTuple):
+    """The cache file: a JSON header line, a JSON postings line, then one JSON line per doc.
+
+    One file, replaced atomically, so the three parts always agree; the header holds the
+    byte offsets of the doc lines, so a reader decodes only the docs it returns.
+    """
+
+    files: dict[str, list[int]]
+    doc_of: dict[str, int]
+    lengths: list[int]
+    postings: dict[str, list[int]]
+    meta: bytes
+    offsets: list[int]
+
+    @classmethod
+    def read(cls, path: Path, root: Path) -> _Cache | None:
+        try:
+            data = path.read_bytes()
+            first = data.index(b"\n")
+            second = data.index(b"\n", first + 1)
+            header = orjson.loads(data[:first])
+            if (not isinstance(header, dict) or header.get("version") != CACHE_VERSION
+                    or header.get("root") != str(root.resolve())):
+                return None
+            postings = orjson.loads(data[first + 1:second])
+            return cls(files=header["files"], doc_of=header["doc_of"],
+                       lengths=header["lengths"], postings=postings, meta=data[second + 1:],
+                       offsets=header["offsets"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # missing, truncated or another layout: rebuilt
+
+    @staticmethod
+    def write(path: Path, index: SearchIndex, stamps: dict[str, list[int]],
+              doc_of: dict[str, int]) -> None:
+        lines = [orjson.dumps(d.to_json()) + b"\n" for d in index.docs]
+        offsets = [0]
+        for line in lines:
+            offsets.append(offsets[-1] + len(line))
+        header = {"version": CACHE_VERSION, "root": str(index.root.resolve()), "files": stamps,
+                  "doc_of": doc_of, "lengths": index.bm25.lengths, "offsets": offsets}
+        body = b"".join([orjson.dumps(header), b"\n", orjson.dumps(index.bm25.postings),
+                         b"\n", *lines])
+        try:
+            replace_file(path, body)
+        except OSError:
+            return  # a cache that cannot be written only costs speed
