@@ -1,13 +1,14 @@
 """Measure the offline judge on the labelled real runs, with their evaluation files hidden.
 
 Usage:
-    .venv/bin/python bench/judge_real.py [--split tune|heldout|all] [--verbose]
+    .venv/bin/python bench/judge_real.py [--split tune|heldout|extra|all] [--verbose]
 
-Copies the trajectories named by ``tests/data/judge/real_{tune,heldout}.jsonl`` (and nothing
+Copies the trajectories named by ``tests/data/judge/real_{tune,heldout,extra}.jsonl`` (and nothing
 else: no report.json, no results.json) into a temporary folder, then runs ``orf eval judge`` on
 each half and prints its figures: coverage, accuracy on decided, precision/recall of success,
 the confusion table and how each signal did. The tuning half was used to choose which signals
-decide; the held-out half never was, so its figures are the honest ones (see the README there).
+decide; the held-out half and the extra runs never were, so their figures are the honest ones
+(see the README there).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "tests" / "data" / "judge"
 SHARED = REPO.parent / "shared" / "trajectories"
-SPLITS = ("tune", "heldout")
+SPLITS = ("tune", "heldout", "extra")
 
 
 def blind_copy(labels: Path, into: Path) -> int:
@@ -50,7 +51,7 @@ def main(argv: list[str]) -> int:
     """Print the figures of each chosen half; exit 1 when the samples are missing."""
     split = argv[argv.index("--split") + 1] if "--split" in argv else "all"
     if split not in (*SPLITS, "all"):
-        print(f"unknown split {split!r}: use tune, heldout or all")
+        print(f"unknown split {split!r}: use tune, heldout, extra or all")
         return 2
     if not SHARED.exists():
         print(f"{SHARED} not found: the labelled runs are not available")

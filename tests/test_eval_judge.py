@@ -88,6 +88,9 @@ def test_swebench_reports_are_labels(tmp_path: Path) -> None:
     (reports / "calc__calc-1").mkdir(parents=True)
     (reports / "calc__calc-1" / "report.json").write_text(
         json.dumps({"calc__calc-1": {"resolved": True}}), encoding="utf-8")
+    (reports / "logs" / "calc__calc-2").mkdir(parents=True)
+    (reports / "logs" / "calc__calc-2" / "report.json").write_text(
+        json.dumps({"patch_exists": True, "resolved": True}), encoding="utf-8")
     (reports / "results.json").write_text(json.dumps(
         {"resolved": [], "empty_patch_ids": ["calc__calc-3"]}), encoding="utf-8")
     empty = tmp_path / "none.jsonl"
@@ -96,6 +99,7 @@ def test_swebench_reports_are_labels(tmp_path: Path) -> None:
     doc = json.loads(result.stdout)
     runs_by_id = {r["session_id"]: (r["truth"], r["outcome"]) for r in doc["heuristic"]["runs"]}
     assert runs_by_id == {"calc__calc-1": ("success", "failure"),
+                          "calc__calc-2": ("success", "unknown"),
                           "calc__calc-3": ("failure", "failure")}
 
 

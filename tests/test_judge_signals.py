@@ -162,10 +162,12 @@ def _mini_run(folder: Path, name: str = "x.traj.json") -> Path:
     return path
 
 
-@pytest.mark.parametrize("layout", ["stem", "swebench_logs", "eval_results"])
+@pytest.mark.parametrize("layout", ["stem", "unwrapped", "swebench_logs", "eval_results"])
 def test_swebench_report_beside_the_trajectory(tmp_path: Path, layout: str) -> None:
-    report = {"calc__calc-9": {"resolved": False}}
-    if layout == "stem":
+    report: dict[str, object] = {"calc__calc-9": {"resolved": False}}
+    if layout == "unwrapped":  # a per-instance report without its id as the key
+        report = {"patch_exists": True, "resolved": False, "tests_status": {}}
+    if layout in ("stem", "unwrapped"):
         traj_path = _mini_run(tmp_path, "calc__calc-9.traj.json")
         where = tmp_path / "calc__calc-9.report.json"
     elif layout == "swebench_logs":  # trajs/<id>/<id>.traj.json beside logs/<id>/report.json

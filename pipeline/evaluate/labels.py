@@ -73,6 +73,12 @@ def _report_labels(path: Path, issues: list[str]) -> list[OutcomeLabel]:
         issues.append(f"{path}: not a report (expected a JSON object)")
         return []
     out: list[OutcomeLabel] = []
+    if isinstance(data.get("resolved"), bool):
+        # An unwrapped per-instance report: the instance is its folder or its name's stem.
+        name = path.name[: -len(".report.json")] if path.name.endswith(".report.json") \
+            else path.parent.name
+        return [OutcomeLabel("success" if data["resolved"] else "failure", str(path),
+                             session_id=name)]
     for key, entry in data.items():
         if isinstance(entry, dict) and isinstance(entry.get("resolved"), bool):
             out.append(OutcomeLabel("success" if entry["resolved"] else "failure", str(path),

@@ -56,10 +56,16 @@ def instance_keys(session_id: str) -> list[str]:
     return ["__".join(parts[i:]) for i in range(len(parts)) if "__".join(parts[i:])]
 
 
-def resolved_in(data: Any, session_id: str) -> bool | None:
-    """What a report.json or results.json says about ``session_id`` (None: not in it)."""
+def resolved_in(data: Any, session_id: str, *, own: bool = False) -> bool | None:
+    """What a report.json or results.json says about ``session_id`` (None: not in it).
+
+    ``own``: the file belongs to this one run (named after it), so an unwrapped report
+    (``{"resolved": false, "tests_status": ...}``) counts too.
+    """
     if not isinstance(data, dict):
         return None
+    if own and isinstance(data.get("resolved"), bool):
+        return bool(data["resolved"])
     for key in instance_keys(session_id):
         entry = data.get(key)
         if isinstance(entry, dict) and isinstance(entry.get("resolved"), bool):
@@ -92,22 +98,27 @@ def _harbor(trial: Path) -> tuple[bool, str] | None:
     return None
 
 
-def candidates(path: Path, session_id: str) -> list[Path]:
-    """Where an evaluation of the trajectory at ``path`` may be, nearest first."""
+def candidates(path: Path, session_id: str) -> list[tuple[Path, bool]]:
+    """Where an evaluation of the trajectory at ``path`` may be, nearest first.
+
+    Each with whether the file belongs to this run alone (per-instance report) or to a batch.
+    """
     here = path if path.is_dir() else path.parent
     name = path.name
     stem = name.split(".traj")[0] if ".traj" in name else path.stem
-    out = [here / f"{stem}.report.json", here / "report.json"]
+    own = [here / f"{stem}.report.json"]
+    if here.name in (session_id, stem):
+        own.append(here / "report.json")
     for key in dict.fromkeys([session_id, stem]):
         # SWE-agent / mini-swe-agent batch: <out>/<id>/<id>.traj, evaluation logs beside.
         for up in (here.parent, here.parent.parent):
-            out.append(up / "logs" / key / "report.json")
-            out += sorted(up.glob(f"eval_results/*/{key}/report.json"))[:4]
-        out.append(here / "eval_outputs" / key / "report.json")  # OpenHands eval
+            own.append(up / "logs" / key / "report.json")
+            own += sorted(up.glob(f"eval_results/*/{key}/report.json"))[:4]
+        own.append(here / "eval_outputs" / key / "report.json")  # OpenHands eval
     prefix = stem.split("__")[0]
-    out += [here / f"{prefix}__results.json", here / "results.json",
-            here / "results" / "results.json", here.parent / "results" / "results.json"]
-    return out
+    batch = [here / "report.json", here / f"{prefix}__results.json", here / "results.json",
+             here / "results" / "results.json", here.parent / "results" / "results.json"]
+    return [(p, True) for p in own] + [(p, False) for p in batch]
 
 
 def evaluation_beside(traj: Trajectory) -> tuple[bool, str] | None:
@@ -115,8 +126,8 @@ def evaluation_beside(traj: Trajectory) -> tuple[bool, str] | None:
     path = Path(traj.source.path)
     if not traj.source.path or not (path.exists()):
         return None
-    for cand in candidates(path, traj.id):
-        found = resolved_in(read_eval(cand), traj.id)
+    for cand, own in candidates(path, traj.id):
+        found = resolved_in(read_eval(cand), traj.id, own=own)
         if found is not None:
             return found, str(cand)
     if path.parent.name == "agent":
