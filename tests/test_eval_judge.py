@@ -25,9 +25,15 @@ openhands             2       2     1.00     0.50       1.00       0.50
 swe-agent             3       1     0.33     1.00          -       0.00
 overall               9       6     0.67     0.83       1.00       0.40
 
-truth \\ verdict     success  failure  unknown
-success                   2        1        2
-failure                   0        3        1
+truth \\ verdict              success  failure  unknown
+mini-swe-agent     success         1        0        1
+mini-swe-agent     failure         0        2        0
+openhands          success         1        1        0
+openhands          failure         0        0        0
+swe-agent          success         0        0        1
+swe-agent          failure         0        1        1
+overall            success         2        1        2
+overall            failure         0        3        1
 """
 
 GEMINI_TABLE = """\
@@ -37,9 +43,15 @@ openhands             2       2     1.00     0.50       1.00       0.50
 swe-agent             3       2     0.67     1.00          -       0.00
 overall               9       8     0.89     0.88       1.00       0.60
 
-truth \\ verdict     success  failure  unknown
-success                   3        1        1
-failure                   0        4        0
+truth \\ verdict              success  failure  unknown
+mini-swe-agent     success         2        0        0
+mini-swe-agent     failure         0        2        0
+openhands          success         1        1        0
+openhands          failure         0        0        0
+swe-agent          success         0        0        1
+swe-agent          failure         0        2        0
+overall            success         3        1        1
+overall            failure         0        4        0
 """
 
 

@@ -118,7 +118,7 @@ def report_lines(ev: Evaluation, *, verbose: bool = False) -> list[str]:
     lines += [tally_row(name, t) for name, t in sorted(ev.formats.items())]
     lines.append(tally_row("overall", ev.overall))
     lines.append("")
-    lines += confusion_lines(ev.overall)
+    lines += confusion_lines([*sorted(ev.formats.items()), ("overall", ev.overall)])
     if ev.signals:
         lines.append("")
         lines.append(f"{'signal':<20} {'fired':>5} {'agrees':>6} {'decided':>7} {'right':>5}")

@@ -96,12 +96,14 @@ def tally_row(name: str, t: Tally) -> str:
             f"{fmt(t.accuracy):>8} {fmt(t.precision):>10} {fmt(t.recall):>10}")
 
 
-def confusion_lines(t: Tally) -> list[str]:
-    """The confusion table: rows are the truth, columns the verdict."""
+def confusion_lines(tallies: list[tuple[str, Tally]]) -> list[str]:
+    """Confusion tables, one pair of rows per group: rows are the truth, columns the verdict."""
     head = "truth \\ verdict"
-    lines = [f"{head:<18} " + " ".join(f"{v:>8}" for v in VERDICTS)]
-    for truth in TRUTHS:
-        lines.append(f"{truth:<18} " + " ".join(f"{t.counts[(truth, v)]:>8}" for v in VERDICTS))
+    lines = [f"{head:<27} " + " ".join(f"{v:>8}" for v in VERDICTS)]
+    for name, t in tallies:
+        for truth in TRUTHS:
+            lines.append(f"{name[:18]:<18} {truth:<8} "
+                         + " ".join(f"{t.counts[(truth, v)]:>8}" for v in VERDICTS))
     return lines
 
 
