@@ -12,7 +12,13 @@ from .app import EXIT_CODES_HELP, main
 
 @main.group("skill", epilog=EXIT_CODES_HELP)
 def skill() -> None:
-    """The manage-experience agent skill (agentskills.io format, ORF-compatible)."""
+    """The manage-experience agent skill (agentskills.io format, compatible with ORF's).
+
+    \b
+    Examples:
+      orf skill install
+      orf skill install --target .gemini/skills --store experiences
+    """
 
 
 @skill.command("install", epilog=EXIT_CODES_HELP)
