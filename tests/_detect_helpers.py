@@ -107,9 +107,14 @@ def atif_doc(calls: list[Call], session_id: str = "atif-loop-1") -> dict[str, An
             "steps": steps}
 
 
+USER = "<user>"
+"""Tool name of a ``Call`` that is a person's turn (its observation is the text)."""
+
+
 def claude_lines(calls: list[Call], cwd: str = "/home/dev/shop",
                  session_id: str = "7d1c0b7e-0000-4000-8000-00000000c0de") -> list[dict[str, Any]]:
-    """A Claude Code session: assistant ``tool_use`` lines, user ``tool_result`` lines."""
+    """A Claude Code session: assistant ``tool_use`` lines, user ``tool_result`` lines, and
+    the person's own turns for calls named ``USER``."""
     base = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": session_id,
             "version": "2.1.30", "gitBranch": "main"}
     lines: list[dict[str, Any]] = [{
@@ -117,6 +122,10 @@ def claude_lines(calls: list[Call], cwd: str = "/home/dev/shop",
         "message": {"role": "user", "content": "Fix the failing script."}}]
     for k, (name, args, out, failed) in enumerate(calls):
         ts = f"2026-03-04T10:{k // 60 + 1:02d}:{k % 60:02d}.000Z"
+        if name == USER:
+            lines.append({**base, "type": "user", "uuid": f"u-{k + 1}", "parentUuid": f"u-{k}",
+                          "timestamp": ts, "message": {"role": "user", "content": out}})
+            continue
         tid = f"toolu_{k:04d}"
         lines.append({**base, "type": "assistant", "uuid": f"a-{k}", "parentUuid": f"u-{k}",
                       "timestamp": ts, "message": {

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _detect_helpers import Call, atif_doc, claude_lines, parse_log
+from _detect_helpers import USER, Call, atif_doc, claude_lines, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
@@ -285,3 +285,10 @@ def test_two_inline_scripts_are_two_runs(tmp_path: Path) -> None:
                          _bash("python3 - <<'PY'\nimport shop.money\nprint(1)\nPY", ERR, True),
                          _bash("python3 - <<'PY'\nimport shop.money\nprint(1)\nPY", ERR, True)])
     assert {k: v[:3] for k, v in _reps(t).items()} == {2: (1, 1, "exact")}
+
+
+def test_looking_again_after_a_new_request_is_a_repeat_not_waste(tmp_path: Path) -> None:
+    spec = ("Read", {"file_path": "/home/dev/shop/specs/spec.md"}, "1\t# Spec", False)
+    t = _claude(tmp_path, [spec, spec, (USER, {}, "Now update the spec for two winners.", False),
+                           spec])
+    assert _reps(t) == {1: (0, 0, "exact", True), 2: (1, 0, "exact", False)}

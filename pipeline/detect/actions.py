@@ -11,7 +11,8 @@ State is tracked with counters, not snapshots, so the pass is linear:
 ``epoch`` advances on any successful mutation (file write/edit, install, git checkout, env
 change, build); ``path_version[p]`` advances on writes to ``p``; ``unknown`` advances on
 mutations whose targets are unknown (installs, ``git checkout``, ``rm -rf``, scripts that
-``mv``); ``memory`` advances on context compaction (after it the agent may re-read legitimately).
+``mv``); ``memory`` advances on context compaction and on a user turn (after either the agent
+may look again legitimately: it forgot, or it was asked something new).
 A failed step changes nothing.
 """
 
@@ -570,6 +571,11 @@ def _classify_code(code: str, step: Step, info: Info) -> None:
         info.writes = (path,)
 
 
+_NEW_CONTEXT = frozenset({"compaction", "user"})
+"""Steps after which looking again is legitimate: the context was compacted, or a person
+spoke (a new request to act on, or news of a change made outside the log)."""
+
+
 @dataclass(slots=True)
 class _State:
     epoch: int = 0
@@ -611,7 +617,7 @@ def _analyze(traj: Trajectory) -> list[Info]:
     infos: list[Info] = []
     for step in traj.steps:
         info = classify(step)
-        if step.kind == "compaction":
+        if step.kind in _NEW_CONTEXT:
             st.memory += 1
         info.state = _token(info, st)
         info.epoch = st.epoch
