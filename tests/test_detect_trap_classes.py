@@ -292,3 +292,19 @@ def test_looking_again_after_a_new_request_is_a_repeat_not_waste(tmp_path: Path)
     t = _claude(tmp_path, [spec, spec, (USER, {}, "Now update the spec for two winners.", False),
                            spec])
     assert _reps(t) == {1: (0, 0, "exact", True), 2: (1, 0, "exact", False)}
+
+
+def test_status_in_another_format_is_the_same_check(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("git status", "On branch main\nnothing to commit"),
+                         _bash("git status --short 2>&1 | head -20", ""),
+                         _bash("git status -sb", "## main")])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {1: (0, 0, "same_action"),
+                                                       2: (1, 0, "same_action")}
+
+
+def test_one_listing_filtered_two_ways_repeats_the_listing(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [
+        _bash("ls -lt /srv/pack/*.pack 2>&1 | head -10", "pack-1.pack\npack-2.pack"),
+        _bash('ls -lt /srv/pack/*.pack | wc -l; echo "---"; ls -lt /srv/pack/*.pack | grep Feb',
+              "29\n---\npack-1.pack")])
+    assert {k: v[:3] for k, v in _reps(t).items()} == {1: (0, 0, "refilter")}

@@ -151,6 +151,8 @@ class Info:
     """Short human text of the action (command line or ``tool path``)."""
     shell: bool = False
     """The action is a shell command."""
+    command: str = ""
+    """The shell command as sent (empty for other actions)."""
     epoch: int = 0
     """Global mutation counter before the step."""
     state: tuple[Any, ...] = ()
@@ -239,6 +241,7 @@ def _fingerprint(text: str, masked: bool = True) -> str | None:
 def _classify_shell(command: str, info: Info) -> None:
     parsed = shell.parse(command)
     info.shell = True
+    info.command = command
     info.canon = shell.canonical(command)
     info.label = " ".join(command.split())[:200]
     info.env_change = parsed.env_only

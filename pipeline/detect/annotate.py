@@ -105,9 +105,9 @@ def _producer(info: Info) -> tuple[str, str] | None:
 
     None unless every non-piped segment is that same command and the rest only filter it.
     """
-    if not info.shell or info.cls not in REFILTER_CLASSES or " | " not in info.label:
+    if not info.shell or info.cls not in REFILTER_CLASSES or "|" not in info.command:
         return None
-    parsed = shell.parse(info.label)
+    parsed = shell.parse(info.command)
     heads = [s for s in parsed.segments if not s.piped]
     pipes = [s for s in parsed.segments if s.piped]
     if not heads or any(s.argv[0] not in _FILTERS for s in pipes if s.argv):
@@ -163,9 +163,9 @@ class _Matcher:
     def _elsewhere(self, found: tuple[int, str], info: Info) -> bool:
         # The same listing, no file created or removed since, yet other names: the words
         # name another folder (SWE-agent's `cd java && ls` from where the last cd left it).
-        j, _ = found
+        j, kind = found
         before = self.infos[j]
-        return (info.cls == "list" and self.last_create < j
+        return (info.cls == "list" and kind != "refilter" and self.last_create < j
                 and before.out_fp is not None and info.out_fp is not None
                 and before.out_fp != info.out_fp)
 

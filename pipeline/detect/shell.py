@@ -234,6 +234,11 @@ _COSMETIC = {
     "pytest": set("vsqxl") | {"-vv", "-vvv", "-qq", "-rA", "-ra", "--no-header",
                                "--disable-warnings", "--color", "--tb"},
 }
+# Git subcommands and the flags that only change how their answer is printed.
+_GIT_COSMETIC = {
+    "status": {"-s", "--short", "-b", "--branch", "-sb", "--porcelain", "--long"},
+    "log": {"--oneline", "--decorate", "--no-decorate", "--color", "--no-color"},
+}
 # Programs whose short flags combine getopt-style (``-la`` == ``-l -a``), so flag order is moot.
 _GETOPT = frozenset({"grep", "ls", "tree", "cat", "pytest", "rm", "cp", "mv", "mkdir", "wc"})
 
@@ -286,6 +291,9 @@ def _canon_argv(argv: list[str], cwd: str) -> list[str]:
         prog = "grep"
     if prog == "git" and args[:1] == ["grep"]:
         prog, args = "grep", args[1:]
+    if prog == "git" and args and args[0] in _GIT_COSMETIC:
+        # `git status --short` and `git status` answer the same question.
+        return ["git", args[0], *(a for a in args[1:] if a not in _GIT_COSMETIC[args[0]])]
     cosmetic = _COSMETIC.get(prog, set())
     flags: list[str] = []
     rest: list[str] = []
