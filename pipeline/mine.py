@@ -45,6 +45,7 @@ from .stages.dedupe import (
     known_from_experience,
 )
 from .stages.scan import ScanResult, SessionScan, scan_source, source_fingerprint, source_hash
+from .trends.history import record_history
 from .stages.write import (
     WriteItem,
     done_key,
@@ -460,6 +461,7 @@ def _run(paths: list[Path], settings: Settings, store: Any, ledger: Ledger, back
                 sessions=len(res.sessions), findings=sum(len(s.findings) for s in res.sessions),
                 wasted_steps=sum(s.wasted_steps for s in res.sessions),
             )
+            record_history(ledger, res.sessions)
 
 
 def _collect(selected: list[SessionScan], results: list[SessionResult], backend: Any,

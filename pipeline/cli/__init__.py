@@ -17,6 +17,7 @@ from . import (  # noqa: F401  (imported for their command registrations)
     search_cmd,
     skill_cmd,
     store_cmds,
+    trends_cmd,
 )
 from .app import main
 

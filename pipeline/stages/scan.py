@@ -28,6 +28,8 @@ class SessionScan:
     steps: int
     trajectory: Trajectory | None = None
     """Kept only when ``wasted_steps`` passes the run's minimum."""
+    facts: dict[str, Any] | None = None
+    """History row for ``orf trends`` (``trends.history.session_facts``)."""
 
 
 @dataclass
@@ -97,6 +99,7 @@ def scan_source(path: str, fmt: str, is_dir: bool, options: dict[str, Any]) -> S
     from ..detect import detect_all
     from ..formats.base import ParseContext
     from ..formats.discover import SessionSource, parse_source
+    from ..trends.history import session_facts
 
     result = ScanResult(path, fmt)
     ctx = ParseContext(output_max_chars=int(options.get("output_max_chars", 4000)),
@@ -112,7 +115,8 @@ def scan_source(path: str, fmt: str, is_dir: bool, options: dict[str, Any]) -> S
                 if keep is not None:
                     keep.subagents = []  # each sub-agent is its own session here
                 result.sessions.append(SessionScan(t.id, path, fmt, findings, wasted,
-                                                   len(t.steps), keep))
+                                                   len(t.steps), keep,
+                                                   session_facts(t, findings)))
     except Exception as exc:  # noqa: BLE001 - a detector bug on one file must not stop the run
         if os.environ.get("ORF_RAISE_ERRORS"):
             raise

@@ -1,0 +1,50 @@
+"""The library entry of ``orf trends``: open the store and its ledger, compute, render text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..ledger import Ledger
+from .compute import TrendRules, TrendsReport, compute_trends
+from .playbooks import playbook_infos
+
+
+def store_trends(store_root: Path, ledger_path: Path, *, since: float | None = None,
+                 until: float | None = None, rules: TrendRules | None = None) -> TrendsReport:
+    """Trends of the store at ``store_root`` from the history in ``ledger_path``."""
+    from ..orf import Store
+
+    store = Store(store_root)
+    experiences = store.experiences() if store.exists() else []
+    with Ledger(ledger_path, store=store_root) as ledger:
+        infos = playbook_infos(experiences, store_root, ledger.candidate_signatures())
+        return compute_trends(ledger, infos, since=since, until=until, rules=rules)
+
+
+def _rate(side: dict[str, object]) -> str:
+    rate = side["rate_per_100"]
+    return "-" if rate is None else f"{rate}"
+
+
+def render_text(report: TrendsReport) -> str:
+    """A terminal view: one line per playbook, then the costliest traps."""
+    data = report.to_json()
+    window = data["window"]
+    lines = [f"sessions: {data['sessions']} ({window['from'] or '-'} .. {window['to'] or '-'})"]
+    if not data["playbooks"]:
+        lines.append("playbooks: none in the store")
+    for pb in data["playbooks"]:
+        b, a = pb["before"], pb["after"]
+        lines.append(
+            f"{pb['id']}  {pb['status']:<15} hits/100 {_rate(b)} -> {_rate(a)}"
+            f"  (before {b['hits']}/{b['sessions']}, after {a['hits']}/{a['sessions']},"
+            f" entered {(pb['entered_at'] or '-')[:10]})  {pb['title']}")
+    if data["traps"]:
+        lines.append("top traps by wasted tokens:")
+    for t in data["traps"]:
+        lines.append(
+            f"  {t['signature'][:14]}  {t['kind']:<18} {t['hits']} sessions,"
+            f" {t['wasted_steps']} steps, {t['wasted_tokens']} tokens,"
+            f" {(t['first_seen'] or '')[:10]}..{(t['last_seen'] or '')[:10]}"
+            f"  {t['playbook'] or 'no playbook'}")
+    return "\n".join(lines)
