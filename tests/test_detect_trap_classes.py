@@ -308,3 +308,19 @@ def test_one_listing_filtered_two_ways_repeats_the_listing(tmp_path: Path) -> No
         _bash('ls -lt /srv/pack/*.pack | wc -l; echo "---"; ls -lt /srv/pack/*.pack | grep Feb',
               "29\n---\npack-1.pack")])
     assert {k: v[:3] for k, v in _reps(t).items()} == {1: (0, 0, "refilter")}
+
+
+def test_a_readme_that_says_pip_install_is_a_write_not_an_install(tmp_path: Path) -> None:
+    from pipeline.detect.actions import analyze
+
+    t = _atif(tmp_path, [_bash("cat <<'EOF' > README.md\nRun `pip install -e .`\nEOF", "")])
+    assert [i.cls for i in analyze(t) if i.cls != "none"] == ["write"]
+
+
+def test_the_same_command_filtered_for_something_else_much_later_is_a_new_question(
+        tmp_path: Path) -> None:
+    heads = "git ls-remote --heads origin | rg -n "
+    calls = [_bash(heads + '"001-scaffold$"', "", True)]
+    calls += [_bash(f"cat > f{k}.txt <<'EOF'\n{k}\nEOF", "") for k in range(20)]
+    calls += [_bash(heads + '"002-stt-api$"', "", True)]
+    assert _reps(_atif(tmp_path, calls)) == {}

@@ -289,7 +289,9 @@ def _classify_shell(command: str, info: Info) -> None:
                     info.git_restore = ("*",)
             elif tail[0] == "reset" and "--hard" in tail:
                 info.git_restore = ("*",)
-    low = command.lower()
+    # A here-document is data written somewhere (a README that says `pip install`), not a
+    # command that runs.
+    low = (command.replace(parsed.heredoc, " ") if parsed.heredoc else command).lower()
     if _INSTALL.search(low):
         info.cls = "install"
         info.unknown_mutation = True

@@ -93,6 +93,10 @@ def _covered(rng: tuple[int, int], seen: list[tuple[int, int]], overlap: float) 
 
 _ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Za-z_]\w*=")
 
+REFILTER_WINDOW = 20
+"""Steps within which the same command re-run with another filter is a refilter; later, the
+new filter asks a new question (another branch name in `git ls-remote | rg`)."""
+
 REFILTER_CLASSES = frozenset({"inspect", "list", "search", "run", "test", "lint", "build"})
 """Classes whose command re-run only to filter its output differently is the same action."""
 
@@ -147,7 +151,8 @@ class _Matcher:
                 found = (seen[-1][1], "reread")
         elif info.shell and self._tail(info) in self.tails:
             found = (self.tails[self._tail(info)], "rerun")
-        elif (producer := _producer(info)) is not None and producer in self.producers:
+        elif (producer := _producer(info)) is not None and i - self.producers.get(
+                producer, -REFILTER_WINDOW - 1) <= REFILTER_WINDOW:
             found = (self.producers[producer], "refilter")
         elif (place := place_key(info)) is not None and place in self.places:
             found = (self.places[place], "same_place")
