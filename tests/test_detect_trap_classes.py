@@ -324,3 +324,23 @@ def test_the_same_command_filtered_for_something_else_much_later_is_a_new_questi
     calls += [_bash(f"cat > f{k}.txt <<'EOF'\n{k}\nEOF", "") for k in range(20)]
     calls += [_bash(heads + '"002-stt-api$"', "", True)]
     assert _reps(_atif(tmp_path, calls)) == {}
+
+
+def test_reading_a_background_job_output_again_is_polling(tmp_path: Path) -> None:
+    out = "/tmp/claude/tasks/b81f2.output"
+    t = _claude(tmp_path, [
+        ("Bash", {"command": "pnpm --filter api dev", "run_in_background": True},
+         "Command running in background with ID: b81f2", False),
+        _bash(f"sleep 5 && tail -5 {out}", "compiling...", fmt="claude"),
+        _bash(f"tail -5 {out}", "compiling...", fmt="claude"),
+        _bash(f'grep -i "error\\|fail" {out} | tail -20', "", fmt="claude"),
+        _bash(f'grep -i "error\\|fail" {out} | tail -20', "ERROR boom", fmt="claude")])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+def test_browser_snapshots_watch_the_page(tmp_path: Path) -> None:
+    snap: Call = ("mcp__playwright__browser_snapshot", {}, "- button 'Upload'", False)
+    click: Call = ("mcp__playwright__browser_click", {"element": "Upload", "ref": "e12"},
+                   "clicked", False)
+    t = _claude(tmp_path, [snap, click, snap, snap])
+    assert _reps(t) == {} and detect_all(t) == []

@@ -462,6 +462,24 @@ def _classify_tool(step: Step, info: Info) -> None:
         info.canon = info.canon.lower()
 
 
+# Looking at something that changes by itself or through other actions: the output file of a
+# background job (`tail -30 x.output`), a log being written, a browser page after clicks.
+_JOB_OUTPUT = re.compile(r"(\.output|\.log|nohup\.out)$")
+_POLL_TOOLS = re.compile(r"browser_(snapshot|take_screenshot|screenshot|console_messages|"
+                         r"network_requests|wait_for|tabs)|screenshot$")
+
+
+def _polls(step: Step, info: Info) -> bool:
+    """True for steps that watch a changing state rather than repeat an action."""
+    if info.cls in ("read", "search") and info.paths and _JOB_OUTPUT.search(info.paths[0]):
+        return True
+    if info.cls in ("read", "search") and info.shell:
+        segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+        if segs and any(_JOB_OUTPUT.search(a) for a in segs[-1].argv[1:]):
+            return True
+    return info.cls == "other" and _POLL_TOOLS.search(raw_name(step)) is not None
+
+
 _ARG_TOOLS = frozenset({"bash", "shell", "run", "exec", "other", "", "exec_command"})
 """Tools that cannot act without arguments: a bare call of one is a trimmed log line."""
 
@@ -538,6 +556,8 @@ def classify(step: Step) -> Info:
     elif not (isinstance(command, str) and len(args) == 1 and tool not in ("bash", "shell")
               and _classify_aci(command, step, info)):
         _classify_tool(step, info)
+    if _polls(step, info):
+        info.cls = "poll"
     info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
         # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.
