@@ -27,7 +27,7 @@ _EXPORTS = {
     "load_settings": "pipeline.config",
     "mine": "pipeline.mine",
     "parse_source": "pipeline.formats.discover",
-    "redact": "pipeline.llm.redact",
+    "redact": "pipeline.privacy",
     "validate_store": "pipeline.orf",
 }
 

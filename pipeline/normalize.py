@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from .hashing import canonical_json
-from .llm.redact import redact
+from .privacy import redact
 
 # Argument keys that never change what an action does: ids, timestamps, progress and UI hints.
 VOLATILE_KEYS = frozenset(

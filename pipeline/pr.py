@@ -18,7 +18,7 @@ from typing import Any
 from . import gitutil
 from .errors import OrfError
 from .ledger import Ledger
-from .llm.redact import redact
+from .privacy import redact
 from .review import Candidate, list_candidates
 
 

@@ -3,14 +3,20 @@
 Nothing here is a literal secret: every token is assembled from pieces and random characters
 when the tests run (so the repository never holds a string a scanner would flag).
 
-``make_secrets(rng)`` returns one ``Planted`` per kind (>= 40 kinds); ``write_corpus(folder)``
-writes a Claude Code session, a Codex rollout and a mini-swe-agent trajectory that carry them
-in command arguments, outputs, env dumps, file reads, a repeated failing command's error
-message, user prompts and agent text, plus instruction-override lines in tool outputs.
+``make_secrets(rng)`` returns one ``Planted`` per kind (>= 40 kinds); ``make_context_secrets``
+one per context a secret hides in (prose, command arguments, error messages, netrc, Docker and
+npm auth files, password prompts, basic auth). ``write_corpus(folder)`` writes a Claude Code
+session (with a sub-agent file), a Codex rollout, a mini-swe-agent trajectory, a Gemini CLI
+session and an OpenHands trajectory that carry them in command arguments, outputs, env dumps,
+file reads, a repeated failing command's error message, user prompts and agent text; values
+cut by the output truncation or an error-line quote; values first recognised in one place and
+then mentioned bare (before and after, in the parent and in the sub-agent, whole and as a
+14-character fragment); plus instruction-override lines in tool outputs.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -164,11 +170,60 @@ def make_secrets(seed: int = 7) -> list[Planted]:
     add("bearer-token", r(URLSAFE, 40), 'curl -H "Authorization: Bearer {s}" https://api.x.io')
     add("password", r(ALNUM, 14), "DB_PASSWORD={s}")
     add("secret-assignment", r(ALNUM, 32), "SESSION_SECRET={s}")
-    add("high-entropy-secret", r(ALNUM, 40), "SIGNING_KEY={s}")
+    add("high-entropy-secret", r(ALNUM, 40), "UPLOAD_KEY={s}")
     add("azure-storage-key", r(B64, 86) + "==",
         "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={s};EndpointSuffix=x")
     add("azure-sas-token", r(ALNUM, 43) + "%3D",
         "https://acct.blob.core.windows.net/c/f?sv=2022-11-02&sp=r&sig={s}")
+    return out
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def make_context_secrets(seed: int = 11) -> list[Planted]:
+    """One planted secret per context, each value with no recognisable shape of its own."""
+    rng = random.Random(seed)
+    r = lambda a, n: _s(rng, a, n)  # noqa: E731
+    pw = lambda: r(ALNUM, 6) + "!" + r(ALNUM, 7)  # noqa: E731  a password, not a token
+    out: list[Planted] = []
+
+    def add(kind: str, secret: str, line: str) -> None:
+        out.append(Planted(kind, secret, line.replace("{s}", secret)))
+
+    # prose and markdown
+    add("secret-assignment", r(ALNUM, 40),
+        "Note: `CLOUDFLARE_API_TOKEN` is set to `{s}` in your environment.")
+    add("secret-assignment", r(URLSAFE, 32), "The DEPLOY_TOKEN is {s} (from the vault).")
+    add("secret-assignment", r(ALNUM, 36), "Set WEBHOOK_SECRET = `{s}` in the dashboard.")
+    add("secret-assignment", r(ALNUM, 30), "api_token: {s}")
+    add("secret-assignment", r(HEX, 32) + "-us21", "MAILCHIMP_API_KEY='{s}'")
+    # command arguments and subcommands
+    add("credential-flag", r(B64, 40), "aws configure set aws_secret_access_key {s}")
+    add("password", pw(), "sshpass -p '{s}' ssh deploy@10.0.0.5 'systemctl restart app'")
+    add("credential-flag", pw(),
+        "mysqldump --host db.internal --user app --password {s} shop > dump.sql")
+    add("api-key-header", r(ALNUM, 32), "curl -sS -X POST -H 'Content-Type: application/json' "
+        "-H 'x-api-key: {s}' https://api.example.com/v1/jobs")
+    add("curl-user-password", pw(), "curl -fsS -u deploy:{s} https://ci.example.com/api/json")
+    add("password", pw(), 'requests.get(url, auth=("deploy", "{s}"), timeout=5)')
+    # error messages
+    add("secret-near-word", r(ALNUM, 28), "Error: authentication failed; last token tried: `{s}`")
+    add("secret-near-word", r(ALNUM, 32), "HTTP 401: invalid x-api-key (`{s}`)")
+    # files the agent read or wrote
+    add("netrc-password", pw(), "machine api.example.com\n  login deploy\n  password {s}")
+    add("password", pw(), "SSHPASS={s}")
+    add("secret-assignment", r(HEX, 64), "SECRET_KEY_BASE={s}")
+    add("docker-auth", _b64("deploy:" + pw()),
+        '{"auths": {"registry.example.com": {"auth": "{s}"}}}')
+    add("npm-auth", r(ALNUM, 36), "//npm.example.com/:_authToken={s}")
+    add("npm-auth", _b64("deploy:" + pw()), "_auth={s}")
+    # password prompts echoed back, basic auth anywhere
+    add("password-prompt", pw(), "deploy@10.0.0.5's password: {s}")
+    add("password-prompt", pw(), "[sudo] password for deploy: {s}")
+    add("basic-auth", _b64("svc:" + pw()), 'headers = {"Authorization": "Basic {s}"}')
+    add("basic-auth", _b64("ci:" + pw()), "echo 'Basic {s}' > auth_header.txt")
     return out
 
 
@@ -177,7 +232,32 @@ def make_secrets(seed: int = 7) -> list[Planted]:
 SESSION = "7c1d2e3f-4a5b-4c6d-8e9f-0a1b2c3d4e5f"
 
 
-def _claude(folder: Path, plants: list[Planted]) -> Path:
+def _placed(ctxs: list[Planted]) -> list[tuple[str, str, str]]:
+    """(command, output, agent text) per context plant, its line in a different place each."""
+    out = []
+    for i, p in enumerate(ctxs):
+        spot = i % 3
+        out.append((p.line if spot == 0 else "cat notes.txt",
+                    p.line if spot == 1 else "ok", p.line if spot == 2 else ""))
+    return out
+
+
+def _cut_output(key: Planted, limit: int = 4000) -> str:
+    """Minified JSON (no whitespace to cut at) with ``key`` across the head/tail cut."""
+    half = (limit - 40) // 2
+    filler = ",".join(f'"VAR_{i}":"{"v" * 20}"' for i in range(400))
+    head = '{"env":{' + filler[: half - 60] + ',"ANTHROPIC_API_KEY":"'
+    return head + key.secret + '",' + filler + "}}"
+
+
+def _quoted_error(value: Planted) -> str:
+    """An error line longer than the 300 characters kept of it, the value across that cut."""
+    lead = "Error: config rejected: " + "opt=" + "v" * (300 - 24 - 4 - 40) + ";"
+    return lead + value.line + "\nexit status 1"
+
+
+def _claude(folder: Path, plants: list[Planted], ctxs: list[Planted],
+            memory: list[Planted]) -> Path:
     rows: list[dict[str, object]] = []
     ts = iter(f"2026-03-05T09:{m:02d}:{s:02d}.000Z" for m in range(60) for s in range(0, 60, 2))
     n = iter(range(10_000))
@@ -201,9 +281,21 @@ def _claude(folder: Path, plants: list[Planted]) -> Path:
         user([{"type": "tool_result", "tool_use_id": call, "content": output, "is_error": err}])
 
     half = plants[: len(plants) // 2]
-    user("Deploy the app. My creds: " + "; ".join(p.line for p in half[:4]))
+    # mentioned bare first, recognised only later in the env dump (the session's memory)
+    user(f"Deploy the app with {memory[0].secret} on the box. My creds: "
+         + "; ".join(p.line for p in half[:4]))
     env_dump = "\n".join(p.line for p in half[4:16] if "\n" not in p.line)
-    tool("env | sort", env_dump + "\nHOME=/home/dev\nPATH=/usr/bin")
+    tool("env | sort", env_dump + f"\n{memory[0].line}\nHOME=/home/dev\nPATH=/usr/bin")
+    tool(memory[1].line, "")
+    for cmd, out, text in _placed(ctxs):
+        tool(cmd, out, text=text)
+    anthropic = next(p for p in plants if p.kind == "anthropic-api-key")
+    tool("printenv --json", _cut_output(anthropic))
+    mailchimp = next(p for p in ctxs if "MAILCHIMP" in p.line)
+    for _ in range(3):
+        tool("./deploy.sh --check", _quoted_error(mailchimp), err=True)
+    tool("ssh deploy@10.0.0.5 true", "Permission denied, please try again.", err=True,
+         text=f"Retrying with {memory[0].secret} as the password.")
     pem = [p for p in plants if "\n" in p.line]
     tool("cat deploy/id_rsa", pem[0].line)
     # The same failing command four times, the secret in its error message every time.
@@ -224,10 +316,23 @@ def _claude(folder: Path, plants: list[Planted]) -> Path:
     path = folder / "claude" / f"{SESSION}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # A sub-agent that mentions the parent's secrets bare, one only by its last 14 characters.
+    sub = path.with_suffix("") / "subagents" / "agent-a1b2c3.jsonl"
+    sub.parent.mkdir(parents=True, exist_ok=True)
+    srows = []
+    for i, text in enumerate([f"Check the release: the token ends in {memory[1].secret[-14:]}.",
+                              f"Use {memory[0].secret} again."]):
+        srows.append({"type": "assistant", "uuid": f"s-{i}", "sessionId": SESSION,
+                      "isSidechain": True, "agentId": "a1b2c3", "version": "2.1.30",
+                      "cwd": "/home/dev/app", "timestamp": f"2026-03-05T10:00:0{i}.000Z",
+                      "message": {"role": "assistant", "model": "claude-sonnet-4-5",
+                                  "content": [{"type": "text", "text": text}],
+                                  "usage": {"input_tokens": 5, "output_tokens": 5}}})
+    sub.write_text("".join(json.dumps(r) + "\n" for r in srows))
     return path
 
 
-def _codex(folder: Path, plants: list[Planted]) -> Path:
+def _codex(folder: Path, plants: list[Planted], ctxs: list[Planted]) -> Path:
     sid = "019ca000-1111-7222-8333-444455556666"
     rows: list[dict[str, object]] = []
     ts = iter(f"2026-03-06T10:{m:02d}:{s:02d}.000Z" for m in range(60) for s in range(0, 60, 3))
@@ -264,6 +369,11 @@ def _codex(folder: Path, plants: list[Planted]) -> Path:
         else:
             item("response_item", {"type": "message", "role": "assistant", "content": [
                 {"type": "output_text", "text": f"Found in config: {p.line}"}]})
+    for j, (cmd, out, text) in enumerate(_placed(ctxs), start=200):
+        call(j, cmd, out, 0)
+        if text:
+            item("response_item", {"type": "message", "role": "assistant", "content": [
+                {"type": "output_text", "text": text}]})
     call(99, "twine upload dist/*", "Uploading distributions\nView at: https://pypi.org/p/svc", 0)
     path = folder / "codex" / f"rollout-2026-03-06T10-00-00-{sid}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -305,6 +415,93 @@ def _mini_swe(folder: Path, plants: list[Planted]) -> Path:
     return path
 
 
+def _gemini_cli(folder: Path, ctxs: list[Planted]) -> Path:
+    sid = "5e6f7a8b-1111-4c2d-9e3f-444455556666"
+    msgs: list[dict[str, object]] = []
+    clock = iter(f"2026-03-07T11:{m:02d}:{s:02d}.000Z" for m in range(60) for s in range(0, 60, 5))
+    tokens = {"input": 900, "output": 40, "cached": 0, "thoughts": 0, "tool": 0, "total": 940}
+    msgs.append({"id": "u0", "timestamp": next(clock), "type": "user",
+                 "content": "Ship it; notes: " + ctxs[0].line})
+
+    def call(i: int, cmd: str, output: str, code: int, text: str = "") -> None:
+        body = (f"Command: {cmd}\nDirectory: (root)\nOutput: {output}\nError: (none)\n"
+                f"Exit Code: {code}\nSignal: (none)\nBackground PIDs: (none)\n"
+                "Process Group PGID: 4242")
+        msgs.append({"id": f"g{i}", "timestamp": next(clock), "type": "gemini", "content": text,
+                     "thoughts": [], "tokens": tokens, "model": "gemini-2.5-pro",
+                     "toolCalls": [{"id": f"run_shell_command-{i}", "name": "run_shell_command",
+                                    "args": {"command": cmd}, "status": "success",
+                                    "timestamp": next(clock),
+                                    "result": [{"functionResponse": {
+                                        "id": f"run_shell_command-{i}",
+                                        "name": "run_shell_command",
+                                        "response": {"output": body}}}]}]})
+
+    near = [p for p in ctxs if p.kind == "secret-near-word"]
+    for i in range(3):  # the same failing command, the secret in its error every time
+        call(i, "npm publish", f"npm ERR! code E401\nnpm ERR! {near[0].line}", 1)
+    for j, (cmd, out, text) in enumerate(_placed(ctxs), start=10):
+        call(j, cmd, out, 0, text)
+    doc = {"sessionId": sid, "projectHash": "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b8"
+           "22cd15d6c15b0f00a08", "startTime": "2026-03-07T11:00:00.000Z",
+           "lastUpdated": "2026-03-07T11:59:00.000Z", "messages": msgs}
+    path = (folder / "gemini" / "tmp" / "9f86d081" / "chats"
+            / "session-2026-03-07T11-00-5e6f7a8b.json")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1))
+    return path
+
+
+def _openhands(folder: Path, ctxs: list[Planted]) -> Path:
+    events: list[dict[str, object]] = []
+    ids = iter(range(10_000))
+    clock = iter(f"2026-03-08T12:{m:02d}:{s:02d}.000000" for m in range(60) for s in range(60))
+    events.append({"id": next(ids), "timestamp": next(clock), "source": "user",
+                   "message": "Fix the deploy. " + ctxs[1].line, "action": "message",
+                   "args": {"content": "Fix the deploy. " + ctxs[1].line, "image_urls": None,
+                            "wait_for_response": False}})
+
+    def run(cmd: str, output: str, code: int, thought: str = "") -> None:
+        call = f"toolu_{len(events)}"
+        meta = {"function_name": "execute_bash", "tool_call_id": call,
+                "model_response": {"id": f"chatcmpl-{call}", "model": "claude-sonnet-4"},
+                "total_calls_in_response": 1}
+        aid = next(ids)
+        events.append({"id": aid, "timestamp": next(clock), "source": "agent",
+                       "message": f"Running command: {cmd}", "action": "run",
+                       "tool_call_metadata": meta,
+                       "args": {"command": cmd, "is_input": False, "thought": thought,
+                                "blocking": False, "hidden": False,
+                                "confirmation_state": "confirmed"}})
+        events.append({"id": next(ids), "timestamp": next(clock), "source": "agent",
+                       "message": f"Command `{cmd}` executed with exit code {code}.",
+                       "cause": aid, "observation": "run", "tool_call_metadata": meta,
+                       "content": output, "extras": {"command": cmd, "metadata": {
+                           "exit_code": code, "pid": -1, "username": "openhands",
+                           "working_dir": "/workspace",
+                           "suffix": f"\n[The command completed with exit code {code}.]"},
+                           "hidden": False}, "success": code == 0})
+
+    prompt = next(p for p in ctxs if p.kind == "password-prompt")
+    for _ in range(3):
+        run("ssh deploy@10.0.0.5 uptime", prompt.line + "\nPermission denied (publickey).", 255)
+    for cmd, out, text in _placed(ctxs):
+        run(cmd, out, 0, text)
+    path = folder / "openhands" / "deploy-fix.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(events, indent=1))
+    return path
+
+
+def make_memory_secrets(seed: int = 13) -> list[Planted]:
+    """Secrets recognised once in a session and mentioned bare elsewhere in it."""
+    rng = random.Random(seed)
+    pw = _s(rng, ALNUM, 7) + "#" + _s(rng, ALNUM, 8)
+    token = _s(rng, ALNUM, 40)
+    return [Planted("password", pw, f"DEPLOY_PASSWORD={pw}"),
+            Planted("secret-assignment", token, f"export RELEASE_TOKEN={token}")]
+
+
 @dataclass
 class Corpus:
     """The written logs and what was planted in them."""
@@ -323,10 +520,13 @@ class Corpus:
 
 
 def write_corpus(folder: Path, seed: int = 7) -> Corpus:
-    """Write the three planted logs under ``folder`` and return them with their secrets."""
+    """Write the five planted logs under ``folder`` and return them with their secrets."""
     plants = make_secrets(seed)
-    files = [_claude(folder, plants), _codex(folder, plants), _mini_swe(folder, plants)]
-    return Corpus(files, plants)
+    ctxs = make_context_secrets(seed + 4)
+    memory = make_memory_secrets(seed + 6)
+    files = [_claude(folder, plants, ctxs, memory), _codex(folder, plants, ctxs),
+             _mini_swe(folder, plants), _gemini_cli(folder, ctxs), _openhands(folder, ctxs)]
+    return Corpus(files, plants + ctxs + memory)
 
 
 if __name__ == "__main__":  # a quick look: python tests/_secret_corpus.py /tmp/corpus

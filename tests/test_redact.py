@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from _secret_corpus import make_secrets, write_corpus
 
-from pipeline.llm.redact import kinds, looks_random, redact, redact_value, scan
+from pipeline.privacy import SessionSecrets, kinds, looks_random, redact, redact_value, scan
+from pipeline.privacy.redact_file import redact_file
+from pipeline.privacy.rules import PEM, PREFIXED
 
 PLANTS = make_secrets()
 
@@ -73,14 +75,15 @@ def test_ordinary_text_survives(text: str) -> None:
 
 
 def test_redact_value_keeps_shape_and_uses_key_names() -> None:
-    pw = "hunter2hunter2"
+    pw = "Zq8#vL2mWx4p"
     gh = next(p for p in PLANTS if p.kind == "github-token").secret
     doc = {"db": {"password": pw, "port": 5432}, "log": [f"pushed with {gh}", None, 3.5],
-           "name": "svc"}
+           "name": "svc", "fixture": {"password": "testpass"}}
     counts: Counter[str] = Counter()
     out = redact_value(doc, counts)
     assert out == {"db": {"password": "[REDACTED:password]", "port": 5432},
-                   "log": ["pushed with [REDACTED:github-token]", None, 3.5], "name": "svc"}
+                   "log": ["pushed with [REDACTED:github-token]", None, 3.5], "name": "svc",
+                   "fixture": {"password": "testpass"}}
     assert counts == Counter({"password": 1, "github-token": 1})
 
 
@@ -119,21 +122,73 @@ def test_hits_do_not_overlap() -> None:
 
 
 def test_corpus_files_redact_clean(tmp_path: Path) -> None:
+    """``orf redact`` copies: the whole session's secrets, bare mentions included, are gone."""
     corpus = write_corpus(tmp_path)
     for f in corpus.files:
-        out = redact(f.read_text())
+        out = "".join(redact_file(f))
         assert corpus.leaks(out) == [], f.name
 
 
+def test_sub_agent_file_redacts_clean_with_its_parents_memory(tmp_path: Path) -> None:
+    corpus = write_corpus(tmp_path)
+    parent = corpus.files[0]
+    sub = next(parent.with_suffix("").rglob("*.jsonl"))
+    memory = SessionSecrets()
+    assert corpus.leaks("".join(redact_file(parent, secrets=memory))) == []
+    assert corpus.leaks("".join(redact_file(sub, secrets=memory))) == []
+
+
 def test_real_samples_keep_hashes_uuids_and_paths(shared_trajectories: Path) -> None:
-    """The false-positive check: ordinary log text from public sessions stays as it is."""
-    total: Counter[str] = Counter()
-    for path in sorted(shared_trajectories.rglob("*.json*")):
+    """The false-positive check: ordinary log text from public sessions stays as it is.
+
+    The samples are public sessions: a token with a known shape there may be a published
+    example key, but any other placeholder (a name, a flag, a nearby word) redacts code, a
+    test fixture or a placeholder URL that a lesson needs. Expected from the samples: none.
+    """
+    shape_kinds = {r.kind for r in (*PREFIXED, *PEM)}
+    files = sorted(p for p in shared_trajectories.rglob("*") if p.is_file())
+    assert files
+    false_positives = []
+    for path in files:
         text = path.read_text("utf-8", "replace")
         for hit in scan(text):
-            total[hit.kind] += 1
             value = text[hit.start:hit.end]
             # nothing redacted may be a plain hex hash, a UUID or a path
             assert not all(c in "0123456789abcdef-" for c in value), (path, value)
             assert "/" not in value or value.count("/") < 3, (path, value)
-    assert sum(total.values()) <= 5, total
+            if hit.kind not in shape_kinds:
+                false_positives.append((path.name, hit.kind, value[:40]))
+    assert false_positives == []
+
+
+FIXTURES_AND_CODE = [
+    "  password: string",
+    "  privateKey: Uint8Array;",
+    "    password: str = Field(title='Password')",
+    "    encryptedRootFolderKey: testEncryptedRootFolderKey,",
+    "  const queryKey = queryOptions?.queryKey ?? getHealthCheckKey();",
+    "   215\tif password:\n   216\t    user = authenticate(request, password=password)",
+    "User.objects.create_user(username='testclient', password='password')",
+    'self.client.login(username="super", password="secret")',
+    "DATABASE_URL: postgresql://user:password@localhost/dbname",
+    "- DATABASE_URL=postgresql://${POSTGRES_USER:-postgres}:${POSTGRES_PASSWORD:-postgres}@db/app",
+    "refresh_token=oauth2_access_token",
+    "const TEE_WORKER_SECRET = 'test-secret-token';",
+    "- **PASS**: All checks green",
+    "--password PASSWORD   the account password",
+    "docker login --password-stdin < token.txt",
+    "max_tokens: 8192, output_tokens: 412, cache_key: 9f86d081884c7d659a2feaa0c55ad015",
+    '"output_tokens": 3, "id": "resp_0b797f8ef05bdf9701699435fc669081a0a38bc86fb43347a3"',
+    "publicKey: 02f3f15963099624c1b6d0e3c1ce4e0a35f7f2a1d0b8e9c3a4b5c6d7e8f9a0b1c2",
+]
+
+
+@pytest.mark.parametrize("text", FIXTURES_AND_CODE)
+def test_code_types_fixtures_and_placeholder_urls_survive(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_placeholders_never_swallow_text_after_the_value() -> None:
+    text = 'cfg = {"password": "Zq8#vL2mWx4p", "host": "db"}\\n    retry()'
+    assert redact(text) == 'cfg = {"password": "[REDACTED:password]", "host": "db"}\\n    retry()'
+    assert redact("DB_PASSWORD=Zq8vL2mWx4p\\nNEXT=1") == "DB_PASSWORD=[REDACTED:password]\\nNEXT=1"

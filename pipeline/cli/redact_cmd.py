@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import OrfError
-from ..llm.redact_file import redact_file
+from ..privacy.redact_file import redact_file
 from .app import main
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..model import ParseIssue, Trajectory
+from ..privacy import SessionSecrets
 
 
 @dataclass
@@ -25,6 +26,8 @@ class ParseContext:
     """Lines longer than this are reported and skipped."""
     issues: list[ParseIssue] = field(default_factory=list)
     """Problems met so far (non-fatal unless ``fatal``)."""
+    secrets: SessionSecrets = field(default_factory=SessionSecrets)
+    """Secrets seen so far in the source being parsed: the step builders redact with it."""
 
     def warn(self, path: Path | str, line: int | None, message: str) -> None:
         """Record a non-fatal problem at ``path:line``."""

@@ -4,6 +4,11 @@ Everything here is pure and cheap (it runs once per record during ingest). Adapt
 their format-specific rules; only what two or more formats share lives here, so every
 format builds its steps the same way (action key, bounded output, error signature) and
 detectors can compare steps across formats.
+
+Every step string passes through here, so this is where secrets go: each text is redacted
+whole, with the session's secret memory (``ctx.secrets``), before it is truncated, quoted or
+searched for its error line; ``clean_trajectory`` then replaces secrets learned late in the
+texts built before them. Nothing downstream sees an unredacted string.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import orjson
 from ..errors import ParseFailure
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, StepKind, Trajectory
 from ..normalize import action_key, error_signature, truncate
+from ..privacy import SessionSecrets, redact
 from .base import ParseContext
 from .jsonio import ReadStats, load_json
 
@@ -288,16 +294,17 @@ def as_count(value: Any) -> int:
 
 
 def bounded(text: str | None, limit: int = TASK_MAX_CHARS) -> str | None:
-    """Strip ``text`` and truncate it head+tail to ``limit`` characters (blank gives None).
+    """Strip, redact and truncate ``text`` head+tail to ``limit`` characters (blank gives None).
 
-    ``normalize.truncate`` cuts at whitespace, so a secret is never split past redaction.
+    Redaction comes before the cut, so no half of a secret survives it; the session's memory
+    is applied to the result by ``clean_trajectory``.
     """
     if type(text) is not str:
         return None
     s = text.strip()
     if not s:
         return None
-    return truncate(s, limit)
+    return truncate(redact(s), limit)
 
 
 def epoch_to_iso(value: Any) -> str | None:
@@ -390,6 +397,8 @@ def tool_step(
         text = content_text(text)
     if type(source_id) is not str:
         source_id = str(source_id)
+    secrets = ctx.secrets
+    args = secrets.redact_value(args)
     norm = tool or normalize_tool(raw_tool)
     extra = dict(extra) if extra else {}
     if raw_tool is not None:
@@ -406,7 +415,7 @@ def tool_step(
         tokens=tokens,
         timestamp=timestamp,
         raw_ref=raw_ref,
-        text=truncate(text, TEXT_MAX_CHARS) if text else "",
+        text=truncate(secrets.redact(text), TEXT_MAX_CHARS) if text else "",
         extra=extra,
     )
     if output or exit_code is not None or is_error:
@@ -442,6 +451,10 @@ def set_output(
         exit_code = as_int(exit_code)
     failed = bool(exit_code) if is_error is None else bool(is_error)
     size = len(output)
+    # Redacted whole, before the cut and the error line: a cut key loses its prefix.
+    output = ctx.secrets.redact(output)
+    if signature_text is not None:
+        signature_text = ctx.secrets.redact(signature_text)
     limit = ctx.output_max_chars
     step.output = output if size <= limit else truncate(output, limit)
     step.output_len = size
@@ -482,12 +495,14 @@ def text_step(
         tokens = as_int(tokens)
     if type(source_id) is not str:
         source_id = str(source_id)
+    size = len(text)
+    text = ctx.secrets.redact(text)
     return Step(
         index=index,
         source_id=source_id,
         kind=kind,
         output=truncate(text, ctx.output_max_chars),
-        output_len=len(text),
+        output_len=size,
         is_error=is_error,
         error_signature=error_signature(text) if is_error else None,
         tokens=tokens,
@@ -521,8 +536,8 @@ def _opt_bool(value: Any) -> bool | None:
     return value if type(value) is bool else None
 
 
-def clean_trajectory(traj: Trajectory) -> Trajectory:
-    """Drop session-level values of the wrong type, so no later stage trips on them.
+def clean_trajectory(traj: Trajectory, secrets: SessionSecrets | None = None) -> Trajectory:
+    """Drop session-level values of the wrong type, and finish the session's redaction.
 
     Adapters read ids, model names and timestamps straight from the log; a log that holds a
     list or a number there must not crash reports, the ledger or detectors. Such values
@@ -531,6 +546,9 @@ def clean_trajectory(traj: Trajectory) -> Trajectory:
 
     Args:
         traj: A trajectory fresh from an adapter (changed in place).
+        secrets: The memory its steps were redacted with: the session-level texts (task,
+            final message, extras) are redacted with it, and secrets it learned after a step
+            was built are replaced in that step too. None: a fresh memory.
 
     Returns:
         The same trajectory.
@@ -559,9 +577,38 @@ def clean_trajectory(traj: Trajectory) -> Trajectory:
         out.score = None
     if not isinstance(traj.extra, dict):
         traj.extra = {}
+    _finish_redaction(traj, SessionSecrets() if secrets is None else secrets)
     for sub in traj.subagents:
-        clean_trajectory(sub)
+        clean_trajectory(sub, secrets)
     return traj
+
+
+def _finish_redaction(traj: Trajectory, secrets: SessionSecrets) -> None:
+    """Redact what no step builder saw, then apply secrets learned late to every step."""
+    if traj.task:
+        traj.task = secrets.redact(traj.task)
+    out = traj.outcome
+    if out.final_message:
+        out.final_message = secrets.redact(out.final_message)
+    if traj.extra:
+        traj.extra = secrets.redact_value(traj.extra)
+    for step in traj.steps:
+        if step.extra:
+            step.extra = secrets.redact_value(step.extra)
+    if not len(secrets):
+        return
+    for step in traj.steps:
+        output = secrets.apply(step.output)
+        if output is not step.output:
+            step.output = output
+            if step.error_signature is not None and step.is_error:
+                # The signature was taken from text that still held the late-learned secret.
+                step.error_signature = error_signature(output) or step.error_signature
+        step.text = secrets.apply(step.text)
+        step.args = secrets.apply_value(step.args)
+        step.action_key = secrets.apply(step.action_key)
+        if step.error_signature:
+            step.error_signature = secrets.apply(step.error_signature)
 
 
 def opens_object(head: bytes) -> bool:

@@ -242,7 +242,7 @@ def parse_source(src: SessionSource, ctx: ParseContext) -> Iterator[Trajectory]:
     try:
         adapter = get_adapter(src.format)
         for traj in adapter.parse(src.path, ctx):
-            yield clean_trajectory(traj)
+            yield clean_trajectory(traj, ctx.secrets)
     except ParseFailure as exc:
         ctx.issues.append(_failure_issue(exc, src.path))
     except OrfError as exc:

@@ -20,7 +20,7 @@ from tenacity import Retrying
 
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
-from .gemini import envelope_from_dict, envelope_from_response
+from .gemini import envelope_from_dict, envelope_from_response, refusal
 
 if TYPE_CHECKING:
     from .gemini import GeminiBackend
@@ -214,6 +214,11 @@ def run_batch(
         if row is not None:
             absorb(str(row["name"]), list(json.loads(row["request_keys"])))
     todo = [r for k, r in by_key.items() if k not in fresh]
+    for request in todo:  # the final scan of gemini.refusal: nothing credential-shaped is sent
+        reason = refusal(request)
+        if reason is not None:
+            fresh[request.key] = backend.record_failure(request, reason, batch=True)
+    todo = [r for r in todo if r.key not in fresh]
     if todo:
         keys = [r.key for r in todo]
         try:

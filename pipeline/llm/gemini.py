@@ -19,6 +19,7 @@ from tenacity import Retrying
 
 from ..config import Settings
 from ..ledger import Ledger
+from ..privacy import leak_kinds
 from .backend import Backend, LLMReply, LLMRequest, Progress
 from .cache import CallCache, request_key
 from .cost import cost_usd
@@ -28,6 +29,19 @@ BLOCK_FINISH = frozenset({
     "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "LANGUAGE", "OTHER",
 })
 """Finish reasons that mean the reply was withheld."""
+
+
+def refusal(request: LLMRequest) -> str | None:
+    """Why ``request`` must not be sent: a final scan still finds a credential-shaped string.
+
+    Every prompt is built from redacted text, so a hit means a stage forgot to redact (or a
+    new detector knows more than the one that ran): the request fails with this reason and
+    the run goes on without it.
+    """
+    found = leak_kinds(request.prompt) + leak_kinds(request.system)
+    if not found:
+        return None
+    return f"refused: credential-shaped string ({', '.join(dict.fromkeys(found))}) in request"
 
 
 def has_credentials() -> bool:
@@ -181,6 +195,9 @@ class GeminiBackend(Backend):
         cached = self.lookup(request)
         if cached is not None:
             return cached
+        refused = refusal(request)
+        if refused is not None:
+            return self.record_failure(request, refused)
         config = generation_config(request, self.settings.call_timeout_s)
         started = time.monotonic()
         try:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 
 from ..model import Draft
-from .redact import scan
+from ..privacy import leak_kinds
 
 DESCRIPTION_MAX = 1024
 DOMAIN_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
@@ -142,7 +142,7 @@ def screen_draft(draft: Draft) -> list[str]:
     """
     reasons: list[str] = []
     for field, text in _fields(draft):
-        for kind in dict.fromkeys(h.kind for h in scan(text)):
+        for kind in leak_kinds(text):
             reasons.append(f"credential-shaped literal ({kind}) in {field}")
         reasons.extend(override_reasons(field, text))
     reasons.extend(validation_reasons(draft))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..analyze import SessionReport
 from ..fsutil import atomic_write
-from ..llm.redact import redact
+from ..privacy import redact
 
 _CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:2em;color:#222}

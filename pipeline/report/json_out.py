@@ -11,7 +11,7 @@ from typing import Any
 
 from ..analyze import SessionReport
 from ..detect.annotate import annotate_repeats
-from ..llm.redact import redact_value
+from ..privacy import redact_value
 from ..model import Finding
 
 ANALYSIS_SCHEMA = "orf.analysis/1"

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Iterable
 
 from ..analyze import SessionReport
-from ..llm.redact import redact
+from ..privacy import redact
 from ..model import Finding
 
 

@@ -314,7 +314,7 @@ class LlmDuplicateJudge:
         import orjson
 
         from ..llm.backend import LLMRequest
-        from ..llm.redact import redact
+        from ..privacy import redact
 
         prompt = redact(
             f"Playbook A (new draft):\n<<<LOG\n{draft_text(draft)}\nLOG>>>\n\n"

@@ -23,7 +23,7 @@ from pydantic import ValidationError
 
 from ..config import Settings
 from ..llm.backend import Backend, LLMReply, LLMRequest
-from ..llm.redact import redact
+from ..privacy import redact
 from ..model import Draft, Finding, Trajectory, Verdict
 from ..prompts import load_prompt
 from .heuristic_draft import heuristic_draft

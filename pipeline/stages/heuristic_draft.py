@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from ..llm.redact import redact
+from ..privacy import redact
 from ..model import Draft, Finding, Step, Trajectory, Verdict
 from ..normalize import error_line
 from .view import StoreContext

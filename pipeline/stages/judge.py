@@ -20,8 +20,8 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..llm.backend import Backend, LLMReply, LLMRequest
-from ..llm.redact import redact
 from ..model import Finding, Trajectory, Verdict
+from ..privacy import redact
 from ..prompts import load_prompt
 from .judge_signals import Signal, collect_signals, deciding
 from .view import estimate_tokens, quote

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..llm.redact import redact
+from ..privacy import redact
 from ..model import Finding, Trajectory
 from ..normalize import truncate
 

@@ -1,4 +1,9 @@
-"""Redact a whole log file into a copy of the same format (used by ``orf redact``)."""
+"""Redact a whole log file into a copy of the same format (used by ``orf redact``).
+
+Two passes share one ``SessionSecrets``: the first learns every secret the file holds, the
+second writes the copy, so a value recognised anywhere in the session is replaced everywhere
+in it, before and after, whole or as a fragment.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .redact import redact, redact_value
+from .memory import SessionSecrets
 
 
 def _dump(obj: Any, pretty: bool) -> str:
@@ -17,7 +22,7 @@ def _dump(obj: Any, pretty: bool) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
 
 
-def _redact_json_line(line: str, counts: Counter[str]) -> str:
+def _redact_json_line(line: str, counts: Counter[str], secrets: SessionSecrets) -> str:
     body = line.rstrip("\r\n")
     ending = line[len(body):]
     if not body.strip():
@@ -26,16 +31,30 @@ def _redact_json_line(line: str, counts: Counter[str]) -> str:
         obj = json.loads(body)
     except ValueError:
         # A cut or garbled record is still redacted as text, so nothing leaks through it.
-        return redact(body, counts) + ending
+        return secrets.redact(body, counts) + ending
     found: Counter[str] = Counter()
-    new = redact_value(obj, found)
+    new = secrets.redact_value(obj, found)
     if not found:
         return line  # untouched lines keep their exact bytes
     counts.update(found)
     return _dump(new, pretty=False) + ending
 
 
-def redact_file(path: Path, counts: Counter[str] | None = None) -> Iterator[str]:
+def _learn(text: str, secrets: SessionSecrets) -> None:
+    """First pass: every secret of the file into ``secrets`` (from decoded JSON if it is)."""
+    try:
+        secrets.redact_value(json.loads(text))
+    except ValueError:
+        for line in text.splitlines():
+            try:
+                secrets.redact_value(json.loads(line))
+            except ValueError:
+                secrets.redact(line)
+    secrets.redact(text)  # multi-line private keys, and anything JSON escapes hid
+
+
+def redact_file(path: Path, counts: Counter[str] | None = None,
+                secrets: SessionSecrets | None = None) -> Iterator[str]:
     """Yield the redacted copy of ``path`` in pieces, keeping its format.
 
     A file that parses as one JSON document is rewritten with every string value redacted
@@ -46,12 +65,16 @@ def redact_file(path: Path, counts: Counter[str] | None = None) -> Iterator[str]
     Args:
         path: The log to copy.
         counts: When given, incremented per placeholder, keyed by kind.
+        secrets: Memory shared with other files of the same session (its sub-agents); a
+            fresh one by default.
 
     Yields:
         Chunks of the redacted copy, in order.
     """
     tally: Counter[str] = Counter() if counts is None else counts
+    memory = SessionSecrets() if secrets is None else secrets
     text = path.read_bytes().decode("utf-8", "replace")
+    _learn(text, memory)
     stripped = text.lstrip()
     if stripped[:1] in ("{", "["):
         try:
@@ -60,10 +83,10 @@ def redact_file(path: Path, counts: Counter[str] | None = None) -> Iterator[str]
             doc = None
         else:
             ending = "\n" if text.endswith("\n") else ""
-            yield _dump(redact_value(doc, tally), pretty="\n" in text.strip()) + ending
+            yield _dump(memory.redact_value(doc, tally), pretty="\n" in text.strip()) + ending
             return
         if stripped[:1] == "{":
             for line in text.splitlines(keepends=True):
-                yield _redact_json_line(line, tally)
+                yield _redact_json_line(line, tally, memory)
             return
-    yield redact(text, tally)
+    yield memory.redact(text, tally)

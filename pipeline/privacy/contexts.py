@@ -1,0 +1,191 @@
+"""Secrets recognised by where they sit: names, flags, files, prompts, messages.
+
+Each context rule finds a candidate value; the value then has to pass the check of the rule's
+strength (``values.py``), so a name saying ``password`` next to ``str`` or ``"testpass"``
+redacts nothing. Value patterns stop at quotes, backslashes, pipes and whitespace: a
+placeholder never swallows the text after the value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .values import CHECKS, weak
+
+# A value: ``\"v\"`` (inside a JSON string), "v", 'v', `v`, or bare.
+_V = (r"(?:\\\"([^\"\\\n]{1,512})\\\"|\"([^\"\n]{1,512})\"|'([^'\n]{1,512})'|`([^`\n]{1,512})`"
+      r"|([^\s\"'`,;)}\]\\|&<>]{1,512}))")
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """A position that holds a credential: the value is the first group that matched."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    hints: tuple[str, ...]
+    strength: str
+    """``strong``, ``named``, ``weak`` or ``b64cred`` (base64 of ``user:password``)."""
+    fold: bool
+    """Pattern written in lower case, run on the lowered text."""
+    folded: re.Pattern[str]
+    """IGNORECASE twin, for text whose length changes when lowered."""
+
+
+def _ctx(kind: str, pattern: str, hints: tuple[str, ...], strength: str, *,
+         fold: bool = True, flags: int = 0) -> Context:
+    return Context(kind, re.compile(pattern, flags), hints, strength, fold,
+                   re.compile(pattern, flags | re.IGNORECASE))
+
+
+_PW_FLAG = (r"(?:password|passwd|pass|pwd|passphrase|token|secret|api[-_]?key|apikey|"
+            r"access[-_]?key|secret[-_]?key|private[-_]?key|auth[-_]?token|client[-_]?secret|"
+            r"credentials?)")
+CONTEXTS: list[Context] = [
+    # --password v, --api-key=v, --http-password v (never --password-stdin or --token-file).
+    _ctx("credential-flag", r"--(?<![\w-]--)(?:[a-z0-9]+[-_])*" + _PW_FLAG + r"(?:=|[ \t]+)" + _V,
+         ("--",), "strong"),
+    # -p of commands whose -p is a password: sshpass -p v, docker login -p v, mysql -pv.
+    _ctx("password", r"(?:sshpass|docker[ \t]+login|podman[ \t]+login|twine[ \t]+upload|"
+         r"helm[ \t]+registry[ \t]+login|mysql|mysqladmin|mysqldump)\b[^\n|;&]{0,200}?[ \t]-p"
+         r"(?:[ \t]+|(?=[^\s-]))" + _V, ("sshpass", "login", "twine", "mysql"), "strong",
+         fold=False),
+    # aws configure set aws_secret_access_key v, npm config set //r/:_authToken v.
+    _ctx("credential-flag", r"(?:config(?:ure)?|secrets?)[ \t]+set[ \t]+(?:--[a-z-]+[ \t]+)*"
+         r"[\"']?[\w./:@\-]*(?:secret|token|passw(?:or)?d|key|auth)\w*[\"']?[ \t]+" + _V,
+         ("config set", "configure set", "secret set", "secrets set"), "strong"),
+    _ctx("credential-flag", r"gh[ \t]+secret[ \t]+set[ \t]+\S+[ \t]+(?:-b|--body)(?:=|[ \t]+)"
+         + _V, ("secret set",), "strong"),
+    _ctx("credential-flag", r"--from-literal=[\w.\-]+=" + _V, ("--from-literal",), "strong"),
+    # .netrc: machine h login u password v (on one line or several).
+    _ctx("netrc-password", r"machine\s+\S+(?:\s+(?:login|account)\s+\S+){0,2}"
+         r"\s+password\s+" + _V, ("machine",), "strong"),
+    # Docker config.json and npm auth files.
+    _ctx("docker-auth", r"\\?\"auth\\?\"\s*:\s*" + _V, ('auth"',), "b64cred"),
+    _ctx("docker-auth", r"\\?\"(?:identitytoken|registrytoken)\\?\"\s*:\s*" + _V,
+         ("identitytoken", "registrytoken"), "named"),
+    _ctx("npm-auth", r"_(?<!\w_)(?:authtoken|auth|password)[ \t]*=[ \t]*" + _V,
+         ("_auth", "_pass"), "strong"),
+    # Password prompts echoed back: user@host's password: v, [sudo] password for u: v.
+    _ctx("password-prompt", r"(?:'s password|\[sudo\] password for [^:\n]{1,64}|passphrase for "
+         r"(?:key )?[^:\n]{1,200}|password for '[^'\n]{1,200}'|^(?:enter )?(?:password|"
+         r"passphrase))[ \t]*:[ \t]*" + _V, ("'s password", "[sudo]", "passphrase for",
+                                             "password for", "password:", "passphrase:"),
+         "strong", flags=re.MULTILINE),
+    # Basic auth in any spelling, recognised by its decoded ``user:password``.
+    _ctx("basic-auth", r"basic(?<![a-z0-9_]basic)[ \t]+([a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])",
+         ("basic",), "b64cred"),
+    _ctx("password", r"(?:auth[ \t]*=[ \t]*\(|httpbasicauth\()[ \t]*\\?[\"'][^\"'\\\n]{1,64}"
+         r"\\?[\"'][ \t]*,[ \t]*" + _V, ("auth=(", "auth = (", "httpbasicauth("), "strong"),
+    # Authorization: token v (GitHub), and custom key headers such as X-Goog-Api-Key.
+    _ctx("api-key-header", r"authorization\\?[\"']?[ \t]*:[ \t]*[\"']?(?:token|apikey|key|"
+         r"sso-key|digest)[ \t]+" + _V, ("authorization",), "named"),
+    _ctx("api-key-header", r"x-(?<![\w-]x-)[a-z\-]*(?:key|token|secret|auth)\\?[\"']?[ \t]*:[ \t]*"
+         + _V, ("x-",), "named"),
+]
+
+
+def b64cred(value: str) -> bool:
+    """True when ``value`` is base64 of ``user:password`` (Basic auth, Docker ``auth``)."""
+    try:
+        raw = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    user, sep, password = text.partition(":")
+    return bool(sep and user and password) and text.isprintable()
+
+
+_CHECKS = {**CHECKS, "b64cred": b64cred}
+
+
+def context_hits(text: str, low: str, present: frozenset[str]) -> Iterator[tuple[str, int, int]]:
+    """(kind, start, end) of every context value in ``text`` that passes its check.
+
+    Args:
+        text: The text.
+        low: ``text.lower()``.
+        present: The hints found in ``low`` (rules without one are skipped).
+    """
+    same = len(low) == len(text)
+    for c in CONTEXTS:
+        if present.isdisjoint(c.hints):
+            continue
+        if c.fold:
+            source, pattern = (low, c.pattern) if same else (text, c.folded)
+        else:
+            source, pattern = text, c.pattern
+        check = _CHECKS[c.strength]
+        for m in pattern.finditer(source):
+            gi = next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i) is not None),
+                      0)
+            if not gi:
+                continue
+            start, end = m.span(gi)
+            if check(text[start:end]):
+                yield c.kind, start, end
+
+
+# A secret word, then within 40 characters of the same line a long random token: error
+# messages such as "authentication failed; last token tried: `v`" or "invalid x-api-key (v)".
+# Between the two only words and light punctuation: a comma, a brace or a backslash means
+# the token belongs to the next field of a record (``"output_tokens": 3, "id": "resp_..."``).
+_NEAR_WORD = re.compile(r"(?:passw(?:or)?d|passphrase|token|secret|api[-_ ]?key|key|"
+                        r"auth[a-z]*|credentials?)(?![\w/])")
+_BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/")
+_BETWEEN = re.compile(r"[\w \t:=(\"'`\[.\-]*")
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/=_\-.]{16,512}(?![A-Za-z0-9+/=_\-.])")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+NEAR_HINTS = ("pass", "token", "secret", "key", "auth", "credential")
+_WINDOW = 40
+
+
+def _whole_word(low: str, start: int, end: int) -> str:
+    while start > 0 and low[start - 1] in _WORD_CHARS:
+        start -= 1
+    while end < len(low) and low[end] in _WORD_CHARS:
+        end += 1
+    return low[start:end]
+
+
+def near_word_hits(text: str, low: str,
+                   not_secret: frozenset[str] = frozenset()) -> Iterator[tuple[str, int, int]]:
+    """Random-looking values close after a secret word (``secret-near-word``).
+
+    Args:
+        text: The text.
+        low: ``text.lower()``.
+        not_secret: Name words that make the secret word harmless (``public`` key).
+    """
+    if len(low) != len(text):
+        return
+    pos = 0
+    while True:
+        m = _NEAR_WORD.search(low, pos)
+        if m is None:
+            return
+        end = pos = m.end()
+        if m.start() and low[m.start() - 1] in _BEFORE_WORD:
+            continue  # inside a word or a path (``tokens``, ``contrib/auth``)
+        stop = min(len(text), end + _WINDOW + 512)
+        nl = text.find("\n", end, stop)
+        stop = nl if nl >= 0 else stop
+        words = set(re.split(r"[_\-]", _whole_word(low, m.start(), end)))
+        if words & not_secret:
+            continue
+        for t in _TOKEN.finditer(text, end, stop):
+            if t.start() - end > _WINDOW or not _BETWEEN.fullmatch(text, end, t.start()):
+                break
+            value = t.group(0).strip(".-=")
+            if ".." not in value and weak(value):
+                a = t.start() + t.group(0).find(value)
+                yield "secret-near-word", a, a + len(value)
+                pos = a + len(value)
+                break

@@ -1,0 +1,160 @@
+"""Session-wide secret memory: a secret seen once is replaced everywhere in its session.
+
+A value recognised anywhere (an env dump, an assignment, a header, a URL, a key shape) is
+remembered; every later text of the same session, sub-agents included, loses that value and
+any fragment of it of ``FRAGMENT`` or more characters, whatever its context (a bare mention
+in prose, the half that survived a cut). Texts built before the value was learned are passed
+through ``apply`` once the whole session is read.
+
+Fragments are found without scanning every position in Python: a fragment of 12 characters
+always contains one of the value's 6-character blocks at offsets 0, 6, 12..., so each block is
+searched with ``str.find`` (C speed) and every hit is widened while it keeps matching.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from .redact import SecretHit, _resolve, _secret_name, assignment_kind, placeholder, scan
+from .values import is_placeholder
+
+FRAGMENT = 12
+"""Shortest run of a known secret that is replaced wherever it appears."""
+_BLOCK = FRAGMENT // 2
+_MIN_EXACT = 8
+"""Values shorter than this are not remembered (``pass``, ``1234``: too common elsewhere)."""
+_MAX_VALUE = 1024
+_PEM_LINES = 8
+_TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=.")
+
+
+class SessionSecrets:
+    """The secrets of one session, and redaction that uses them.
+
+    Not thread-safe: one instance belongs to one ``ParseContext`` (one source being parsed).
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._known)
+
+    def __contains__(self, value: object) -> bool:
+        return value in self._known
+
+    def learn(self, value: str, kind: str) -> None:
+        """Remember ``value`` as a secret of ``kind`` (private key blocks: their lines)."""
+        if "\n" in value or "\\n" in value:
+            lines = [ln.strip() for ln in value.replace("\\n", "\n").splitlines()]
+            for ln in [x for x in lines if len(x) >= 16 and "-----" not in x][:_PEM_LINES]:
+                self._known.setdefault(ln, kind)
+            return
+        if _MIN_EXACT <= len(value) <= _MAX_VALUE and not is_placeholder(value):
+            self._known.setdefault(value, kind)
+
+    def spans(self, text: str) -> list[SecretHit]:
+        """Where known secrets, or fragments of them, occur in ``text``."""
+        out: list[SecretHit] = []
+        if not self._known or not text:
+            return out
+        n = len(text)
+        for value, kind in self._known.items():
+            size = len(value)
+            if size < FRAGMENT:
+                i = text.find(value)
+                while i >= 0:
+                    j = i + size
+                    if (i == 0 or text[i - 1] not in _TOKEN) and (j == n or text[j] not in _TOKEN):
+                        out.append(SecretHit(kind, i, j))
+                    i = text.find(value, j)
+                continue
+            for off in range(0, size - _BLOCK + 1, _BLOCK):
+                block = value[off:off + _BLOCK]
+                i = text.find(block)
+                while i >= 0:
+                    a, s = i, off
+                    while a > 0 and s > 0 and text[a - 1] == value[s - 1]:
+                        a -= 1
+                        s -= 1
+                    b, e = i + _BLOCK, off + _BLOCK
+                    while b < n and e < size and text[b] == value[e]:
+                        b += 1
+                        e += 1
+                    if b - a >= FRAGMENT:
+                        out.append(SecretHit(kind, a, b))
+                    i = text.find(block, max(b, i + 1) if b - a >= FRAGMENT else i + 1)
+        return out
+
+    def redact(self, text: str, counts: Counter[str] | None = None) -> str:
+        """Scan ``text``, learn what it holds, and replace it and every known secret."""
+        if not text:
+            return text
+        hits = scan(text)
+        for h in hits:
+            self.learn(text[h.start:h.end], h.kind)
+        if self._known:
+            hits = _resolve(hits + self.spans(text))
+        return _replace(text, hits, counts)
+
+    def apply(self, text: str) -> str:
+        """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
+        if not self._known or not text:
+            return text
+        return _replace(text, _resolve(self.spans(text)), None)
+
+    def redact_value(self, obj: Any, counts: Counter[str] | None = None) -> Any:
+        """``redact`` every string of a JSON-like structure, keeping its shape.
+
+        A string under a secret-like key is checked as an assignment (``{"password": v}``).
+        """
+        return self._walk(obj, lambda text: self.redact(text, counts), 0, counts, True)
+
+    def apply_value(self, obj: Any) -> Any:
+        """``apply`` to every string of a JSON-like structure, keeping its shape."""
+        if not self._known:
+            return obj
+        return self._walk(obj, self.apply, 0, None, False)
+
+    def _walk(self, obj: Any, fn: Callable[[str], str], depth: int,
+              counts: Counter[str] | None, named: bool) -> Any:
+        if type(obj) is str:
+            return fn(obj)
+        if depth > 64:  # the adapters keep data this deep as one string: nothing to walk
+            return obj
+        if isinstance(obj, dict):
+            return {k: self._field(k, v, fn, depth, counts, named) for k, v in obj.items()}
+        if isinstance(obj, list):
+            return [self._walk(v, fn, depth + 1, counts, named) for v in obj]
+        if isinstance(obj, str):
+            return fn(obj)
+        return obj
+
+    def _field(self, key: Any, value: Any, fn: Callable[[str], str], depth: int,
+               counts: Counter[str] | None, named: bool) -> Any:
+        if (named and type(value) is str and type(key) is str and "\n" not in value
+                and _secret_name(key)):
+            kind = assignment_kind(key, value)
+            if kind and not scan(value):
+                self.learn(value, kind)
+                if counts is not None:
+                    counts[kind] += 1
+                return placeholder(kind)
+        return self._walk(value, fn, depth + 1, counts, named)
+
+
+def _replace(text: str, hits: list[SecretHit], counts: Counter[str] | None) -> str:
+    if not hits:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for h in hits:
+        parts.append(text[pos:h.start])
+        parts.append(placeholder(h.kind))
+        pos = h.end
+        if counts is not None:
+            counts[h.kind] += 1
+    parts.append(text[pos:])
+    return "".join(parts)

@@ -1,0 +1,361 @@
+"""The one gate every byte leaving the machine (or written to disk) goes through.
+
+Secrets become typed placeholders such as ``[REDACTED:github-token]``; the text around them is
+kept so a redacted log still reads well. Three families of detectors:
+
+- shapes (``rules.py``): tokens with a distinctive prefix and private key blocks;
+- credentials in URLs and headers (here): only the secret part is replaced;
+- contexts (``contexts.py`` and the assignments here): a value in a credential position, which
+  must also look like a secret (``values.py``), so code and test fixtures stay readable.
+
+No third-party detector is used: detect-secrets scans line by line through ~25 plugin objects,
+reports values rather than spans and misses several modern token shapes, while this gate runs
+on every step of every session and must be fast.
+
+Callers:
+- ``redact(text)`` for any outgoing or written text;
+- ``redact_value(obj)`` for JSON-like structures (keys stay, string values are redacted, values
+  under secret-like keys are checked as assignments);
+- ``scan(text)`` for the hits themselves (the final checks, the CLI summary, the session memory).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from .contexts import CONTEXTS, NEAR_HINTS, context_hits, near_word_hits
+from .rules import PEM, PREFIXED, Rule, matches, rule
+from .values import CHECKS, PLACEHOLDER_PREFIX, is_placeholder, strong
+
+
+def placeholder(kind: str) -> str:
+    """The text a secret of ``kind`` is replaced with."""
+    return f"{PLACEHOLDER_PREFIX}{kind}]"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretHit:
+    """One secret found in a text: its kind and the span to replace."""
+
+    kind: str
+    """Typed name used in the placeholder (``github-token``, ``postgres-password``, ...)."""
+    start: int
+    """Start offset of the secret (only the secret part, not its label)."""
+    end: int
+    """End offset (exclusive)."""
+
+
+# Credentials inside URLs and headers: only the secret part is replaced, so
+# ``postgres://app:[REDACTED:postgres-password]@db:5432/app`` still tells where it pointed.
+_URL_CRED = rule(
+    "url-password", r"://([^\s:/?#@'\"<>\[\]]{1,128}):([^\s@/'\"<>]{1,256})@", ["://"], 2
+)
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
+_SCHEME_KIND = {
+    "postgres": "postgres-password", "postgresql": "postgres-password",
+    "mongodb": "mongodb-password", "mongodb+srv": "mongodb-password",
+    "redis": "redis-password", "rediss": "redis-password",
+    "mysql": "mysql-password", "mariadb": "mysql-password",
+    "amqp": "amqp-password", "amqps": "amqp-password",
+    "http": "url-basic-auth", "https": "url-basic-auth",
+}
+_HEADER_RULES: list[Rule] = [
+    rule("bearer-token", r"bearer\s+([A-Za-z0-9._~+/=\-]{12,})", ["bearer"], 1, True),
+    rule("basic-auth", r"authorization[\"']?\s*[:=]\s*[\"']?basic\s+([A-Za-z0-9+/]{8,}={0,2})",
+         ["basic"], 1, True),
+    rule("api-key-header", r"(?:x-api-key|x-goog-api-key|api-key|x-auth-token)[\"']?\s*:\s*"
+         r"[\"']?([A-Za-z0-9._~+/=\-]{12,})", ["api-key", "x-auth-token"], 1, True),
+    rule("curl-user-password", r"-(?:u|-user)\s+[\"']?[^\s:\"']{1,64}:([^\s\"']{3,128})",
+         ["-u", "--user"], 1),
+]
+
+# ``NAME = value`` assignments (.env, shell, YAML, JSON, Python) and their prose forms
+# (```X` is set to `v```, ``X is v``). The regex starts at the keyword (a fast first-character
+# scan) and the rest of the name is read backwards in Python, because a leading ``[\w.-]*``
+# made the pattern retry at every character (7x slower). Strength comes from the name:
+# ``name_class`` below.
+_VALUE = (r"(?:\\\"([^\"\\\n]{1,512})\\\"|\"([^\"\n]{1,512})\"|'([^'\n]{1,512})'|"
+          r"`([^`\n]{1,512})`|([^\s\"'`,;)}\]\\|&<>]{1,512}))")
+_ASSIGN = rule(
+    "secret-assignment",
+    r"(passw(?:or)?d|passphrase|pwd|pass|secret|token|key_base|key|auth|credentials?|cred|salt)"
+    r"(?:\\?[\"'`]|\*\*)?"
+    r"(?:[ \t]*[:=][ \t]*|[ \t]+=>[ \t]+|[ \t]+(?:is[ \t]+)?set[ \t]+to[ \t]+|[ \t]+is[ \t]+)"
+    + _VALUE,
+    ["pass", "pwd", "secret", "token", "key", "auth", "cred", "salt"], 0, True,
+)
+_TOKEN_CHARS = frozenset(
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_NAME_SPLIT = re.compile(r"[_.\-]|(?<=[a-z])(?=[A-Z])")
+# Name words meaning the value is a count, a name or a setting, not the secret itself.
+_NOT_SECRET_WORDS = frozenset(
+    {"max", "min", "count", "counts", "limit", "tokens", "len", "length", "size", "type", "types",
+     "name", "names", "file", "path", "dir", "id", "ids", "url", "uri", "env", "var", "field",
+     "header", "prefix", "budget", "usage", "total", "input", "output", "cache", "sort",
+     "primary", "foreign", "public", "hotkey", "keys", "monkey", "turkey", "keyboard", "expires",
+     "expiry", "ttl", "timeout", "mode", "format", "kind", "enabled", "required", "hint",
+     "policy", "store", "helper", "manager", "provider", "endpoint", "region", "algorithm",
+     "label", "ref", "flag", "author", "oauth2", "hash", "index", "estimate",
+     "remaining", "used", "per", "stats", "tokenizer", "pubkey", "bypass", "compass", "query",
+     "lookup", "map", "column", "partition", "foreignkey", "unique", "dict", "group",
+     "keyid", "fingerprint"}
+)
+_PASSWORD_NAME = re.compile(r"passw(?:or)?d|passphrase|pwd|[_.\-]pass$|^sshpass$|^pgpass$")
+_SECRET_NAME = re.compile(
+    r"secret|token|api[_\-]?key|apikey|access[_\-]?key|private[_\-]?key|auth[_\-]?key|"
+    r"credential|key[_\-]?base|signing[_\-]?key|encryption[_\-]?key|master[_\-]?key"
+)
+
+
+def name_class(name: str) -> str | None:
+    """``password``, ``secret`` or ``loose`` for a secret-like name; None for any other."""
+    words = {w.lower() for w in _NAME_SPLIT.split(name) if w}
+    if words & _NOT_SECRET_WORDS:
+        return None
+    low = name.lower()
+    if _PASSWORD_NAME.search(low):
+        return "password"
+    if _SECRET_NAME.search(low):
+        return "secret"
+    if re.search(r"key|auth|cred|salt", low) and not low.endswith("pass"):
+        return "loose"
+    return None
+
+
+_CLASS_KIND = {"password": "password", "secret": "secret-assignment",
+               "loose": "high-entropy-secret"}
+
+
+def assignment_kind(name: str, value: str, sep: str = ":") -> str | None:
+    """Kind for ``name = value``, or None when the value is not a secret literal.
+
+    An env-file or shell assignment (``DB_PASSWORD=v``, ``SESSION_SECRET=v``: upper-case name,
+    bare ``=``) is a credential position: any literal counts. In code, config and prose
+    (``password = "..."``, ``API_KEY: v``, ``TOKEN is v``) the value must look generated;
+    loose names (``*_key``, ``auth``) need a long random value.
+    """
+    cls = name_class(name)
+    if cls is None or not value:
+        return None
+    if cls == "loose":
+        ok = CHECKS["weak"](value)
+    elif sep == "=" and name.upper() == name:
+        ok = strong(value)
+    else:
+        ok = CHECKS["named"](value)
+    return _CLASS_KIND[cls] if ok else None
+
+
+def _name_before(text: str, m: re.Match[str]) -> str:
+    """The whole identifier whose tail the keyword match is (``DB_PASSWORD``)."""
+    a = m.start()
+    while a > 0 and text[a - 1] in _NAME_CHARS:
+        a -= 1
+    return text[a:m.end(1)]
+
+
+def _url_password_ok(user: str, password: str) -> bool:
+    """A URL password is a secret unless it is a template, a stock value or the user again."""
+    if "${" in user or "${" in password or "{" in password:
+        return False
+    if password in ("*", "***", "****") or password == user:
+        return False
+    return not is_placeholder(password)
+
+
+# Hints are looked for in two places. A token shape's own prefix (``ghp_``) lies inside a run
+# of 16+ token characters, so it is looked for only in those runs (joined): most texts have few
+# or none. Every other hint (names, flags, headers) is looked for in the whole text, a hint
+# being skipped when a shorter hint it contains is absent (no ``password`` without ``pass``).
+_LONG_RUN = re.compile(r"(?<![a-z0-9+/_\-.=])[a-z0-9+/_\-.=]{16,}")  # starts at run edges
+_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/_-.=")
+_RUN_HINTS: tuple[str, ...] = tuple(sorted(
+    {h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= _RUN_CHARS}
+))
+_TEXT_HINTS: tuple[tuple[str, str | None], ...] = ()
+
+
+def _text_hints() -> tuple[tuple[str, str | None], ...]:
+    names = ({h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
+             | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS)) - set(_RUN_HINTS)
+    ordered = sorted(names, key=lambda h: (len(h), h))
+    out: list[tuple[str, str | None]] = []
+    for i, h in enumerate(ordered):
+        parent = next((p for p in ordered[:i] if p in h), None)
+        out.append((h, parent))
+    return tuple(out)
+
+
+_TEXT_HINTS = _text_hints()
+_PREFIXED_BY_HINT: dict[str, list[int]] = {}
+for _i, _r in enumerate(PREFIXED):
+    for _h in _r.hints:
+        _PREFIXED_BY_HINT.setdefault(_h, []).append(_i)
+_MIN_TEXT = 6
+"""Shorter texts cannot hold a secret any rule recognises."""
+
+
+def _present(text: str, low: str) -> frozenset[str]:
+    """The hints found in ``low`` (the lowered ``text``)."""
+    found: set[str] = set()
+    for h, parent in _TEXT_HINTS:
+        if (parent is None or parent in found) and h in low:
+            found.add(h)
+    runs = _LONG_RUN.findall(low)
+    if runs:
+        joined = " ".join(runs)
+        found.update(h for h in _RUN_HINTS if h in joined)
+    return frozenset(found)
+
+
+def scan(text: str) -> list[SecretHit]:
+    """Find secrets in ``text``: non-overlapping hits sorted by start offset.
+
+    Args:
+        text: Any text (a prompt, a command, a log line, a whole file).
+
+    Returns:
+        The hits; where two detectors overlap the earlier, then longer, one wins.
+    """
+    if len(text) < _MIN_TEXT:
+        return []
+    low = text.lower()
+    present = _present(text, low)
+    if not present and "://" not in text:
+        return []
+    hits: list[SecretHit] = []
+    for r in PEM:
+        if not present.isdisjoint(r.hints):
+            hits.extend(SecretHit(r.kind, *m.span()) for m in r.pattern.finditer(text))
+    # Only the shape rules one of whose hints is present, in table order.
+    todo = sorted({i for h in present for i in _PREFIXED_BY_HINT.get(h, ())})
+    for r in (PREFIXED[i] for i in todo):
+        for m in matches(r, text, low):
+            start, end = m.span(r.group)
+            if r.group == 0 and start > 0 and text[start - 1] in _TOKEN_CHARS and not (
+                start >= 2 and text[start - 2] == "\\"  # ``\nghp_...`` inside a JSON string
+            ):
+                continue
+            hits.append(SecretHit(r.kind, start, end))
+    for r in _HEADER_RULES:
+        if not present.isdisjoint(r.hints):
+            for m in matches(r, text, low):
+                if r.kind == "curl-user-password" and m.start() > 0 and (
+                    not text[m.start() - 1].isspace()
+                ):
+                    continue
+                if not is_placeholder(text[m.start(1):m.end(1)]):
+                    hits.append(SecretHit(r.kind, *m.span(1)))
+    if "://" in text and "@" in text:
+        for m in _URL_CRED.pattern.finditer(text):
+            if not _url_password_ok(m.group(1), m.group(2)):
+                continue
+            a = m.start()
+            while a > 0 and text[a - 1] in _SCHEME_CHARS:
+                a -= 1
+            kind = _SCHEME_KIND.get(text[a:m.start()].lower(), "url-password")
+            hits.append(SecretHit(kind, m.start(2), m.end(2)))
+    # Contexts before assignments: on the same span the more specific kind names the hit.
+    hits.extend(SecretHit(k, a, b) for k, a, b in context_hits(text, low, present))
+    if not present.isdisjoint(_ASSIGN.hints):
+        for m in matches(_ASSIGN, text, low):
+            gi = next(i for i in (2, 3, 4, 5, 6) if m.group(i) is not None)
+            name = _name_before(text, m)
+            a = m.start() - len(name) + len(m.group(1))
+            if text.startswith("${", a - 2):  # ``${DB_PASSWORD:-x}``: a shell default
+                continue
+            sep = text[m.end(1):m.start(gi)].strip("\\\"'`* \t")
+            akind = assignment_kind(name, text[m.start(gi):m.end(gi)], sep)
+            if akind:
+                hits.append(SecretHit(akind, m.start(gi), m.end(gi)))
+    if not present.isdisjoint(NEAR_HINTS):
+        hits.extend(SecretHit(k, a, b) for k, a, b in near_word_hits(text, low,
+                                                                       _NOT_SECRET_WORDS))
+    return _resolve(hits)
+
+
+def _resolve(hits: list[SecretHit]) -> list[SecretHit]:
+    hits.sort(key=lambda h: (h.start, -(h.end - h.start)))
+    out: list[SecretHit] = []
+    for h in hits:
+        if out and h.start < out[-1].end:
+            if h.end > out[-1].end:  # overlapping tail: widen so no piece is left behind
+                prev = out[-1]
+                out[-1] = SecretHit(prev.kind, prev.start, h.end)
+            continue
+        out.append(h)
+    return out
+
+
+def redact(text: str, counts: Counter[str] | None = None) -> str:
+    """Return ``text`` with secrets replaced by typed placeholders.
+
+    Args:
+        text: Text about to leave the machine or be written.
+        counts: When given, incremented by one per placeholder, keyed by kind.
+
+    Returns:
+        The redacted text (the same object when nothing was found).
+    """
+    hits = scan(text)
+    if not hits:
+        return text
+    parts: list[str] = []
+    pos = 0
+    for h in hits:
+        parts.append(text[pos:h.start])
+        parts.append(placeholder(h.kind))
+        pos = h.end
+        if counts is not None:
+            counts[h.kind] += 1
+    parts.append(text[pos:])
+    return "".join(parts)
+
+
+def _secret_name(name: str) -> bool:
+    return name_class(name) in ("password", "secret")
+
+
+def redact_value(obj: Any, counts: Counter[str] | None = None, _name: str = "") -> Any:
+    """Redact every string inside a JSON-like structure, keeping its shape.
+
+    Dict keys are kept; a string stored under a secret-like key (``password``, ``api_key``,
+    ``client_secret``...) is checked as an assignment as well as scanned.
+
+    Args:
+        obj: dict / list / str / scalar, as loaded from JSON.
+        counts: When given, incremented per placeholder, keyed by kind.
+
+    Returns:
+        A new structure (strings redacted); other scalars are returned unchanged.
+    """
+    if isinstance(obj, str):
+        if _name and _secret_name(_name):
+            kind = assignment_kind(_name, obj)
+            if kind and "\n" not in obj and not scan(obj):
+                if counts is not None:
+                    counts[kind] += 1
+                return placeholder(kind)
+        return redact(obj, counts)
+    if isinstance(obj, dict):
+        return {k: redact_value(v, counts, str(k)) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact_value(v, counts, _name) for v in obj]
+    if isinstance(obj, tuple):
+        return tuple(redact_value(v, counts, _name) for v in obj)
+    return obj
+
+
+def kinds() -> list[str]:
+    """Every placeholder kind this module can emit (for docs and tests)."""
+    names = {r.kind for r in (*PEM, *PREFIXED, *_HEADER_RULES)}
+    names.update(c.kind for c in CONTEXTS)
+    names.update(_SCHEME_KIND.values())
+    names.update({"url-password", "password", "secret-assignment", "high-entropy-secret",
+                  "secret-near-word"})
+    return sorted(names)
