@@ -54,6 +54,8 @@ def test_table_is_ranked_and_every_row_says_what_it_proves() -> None:
     ({"exit_status": "exit_cost"}, "failure", "harness_limit"),
     ({"exit_status": "error: RuntimeError: Agent reached maximum iteration in headless mode"},
      "failure", "harness_limit"),
+    ({"exit_status": "LimitsExceeded"}, "failure", "harness_limit"),  # mini-swe-agent
+    ({"exit_status": "stuck"}, "failure", "harness_limit"),  # OpenHands stuck detector
     ({"exit_status": "submitted", "tests_passed_at_end": False}, "failure", "suite_failed"),
 ])
 def test_signal_decides(hints: dict[str, object], outcome: str, signal: str) -> None:

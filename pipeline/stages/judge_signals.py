@@ -126,8 +126,9 @@ EXIT_KINDS: tuple[tuple[re.Pattern[str], str, Outcome], ...] = (
     # Order matters: an autosubmission names its limit too ("submitted (exit_cost)").
     (re.compile(r"submitted\s*\(", re.I), "harness_autosubmit", "failure"),
     (re.compile(r"abort|interrupt", re.I), "user_interrupt", "failure"),
-    (re.compile(r"exit_|limit|max(imum)?[ _-]?(iteration|step|turn)|context|cost|timeout|"
-                r"error|crash|kill|format", re.I), "harness_limit", "failure"),
+    (re.compile(r"exit_|early_exit|limit|max(imum)?[ _-]?(iteration|step|turn)|context|cost|"
+                r"timeout|error|crash|kill|format|stuck|forfeit", re.I), "harness_limit",
+     "failure"),
     (re.compile(r"^(submitted|finished|completed|done|stop)$", re.I), "harness_submitted",
      "success"),
 )
