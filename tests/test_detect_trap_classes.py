@@ -344,3 +344,10 @@ def test_browser_snapshots_watch_the_page(tmp_path: Path) -> None:
                    "clicked", False)
     t = _claude(tmp_path, [snap, click, snap, snap])
     assert _reps(t) == {} and detect_all(t) == []
+
+
+def test_starting_a_server_again_after_stopping_it_is_not_waste(tmp_path: Path) -> None:
+    start = _bash("pnpm --filter api dev", "Error: listen EADDRINUSE :3000", True, "claude")
+    t = _claude(tmp_path, [start, _bash("pkill -f 'nest start'", "", fmt="claude"), start])
+    assert _reps(t) == {2: (0, 0, "exact", False)}
+    assert detect_all(t) == []

@@ -596,6 +596,8 @@ def _classify_code(code: str, step: Step, info: Info) -> None:
         info.writes = (path,)
 
 
+_STOPS = frozenset({"kill", "pkill", "killall", "fuser"})
+
 _NEW_CONTEXT = frozenset({"compaction", "user"})
 """Steps after which looking again is legitimate: the context was compacted, or a person
 spoke (a new request to act on, or news of a change made outside the log)."""
@@ -661,7 +663,9 @@ def _analyze(traj: Trajectory) -> list[Info]:
             if info.unknown_mutation or info.git_restore:
                 st.unknown += 1
                 mutated = True
-            if info.env_change or info.cls in ("install", "vcs", "build"):
+            if info.env_change or info.cls in ("install", "vcs", "build") or (
+                    info.program in _STOPS):
+                # Stopping a process changes what a later start or request meets.
                 mutated = True
             if mutated:
                 st.epoch += 1
