@@ -25,7 +25,8 @@ def day(week: int, weekday: int = 0) -> datetime.date:
 
 
 def session_log(sid: str, when: datetime.date, fails: int, hour: int = 10,
-                cwd: str = "/home/dev/shop") -> str:
+                cwd: str = "/home/dev/shop",
+                error: str = "ModuleNotFoundError: No module named 'requests'") -> str:
     """A Claude Code session on ``when``: ``pytest -x tests/`` fails ``fails`` times, then a fix.
 
     With ``fails`` 0 the agent installs the dependency first and the tests pass: no trap.
@@ -42,7 +43,7 @@ def session_log(sid: str, when: datetime.date, fails: int, hour: int = 10,
                       "timestamp": moment.strftime("%Y-%m-%dT%H:%M:%S.000Z"), **kw})
 
     rec(type="user", message={"role": "user", "content": "Make the tests pass"})
-    calls = [("pytest -x tests/", "ModuleNotFoundError: No module named 'requests'", True)] \
+    calls = [("pytest -x tests/", error, True)] \
         * fails + [("pip install requests", "Successfully installed requests-2.32.3", False),
                    ("pytest -x tests/", "3 passed in 0.41s", False)]
     for i, (cmd, out, err) in enumerate(calls):

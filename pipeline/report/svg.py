@@ -111,3 +111,22 @@ svg.chart{display:block;margin:8px 0 18px;max-width:100%;height:auto}
 svg .ct{font:bold 13px system-ui,sans-serif} svg .ax{font:11px system-ui,sans-serif;fill:#555}
 svg .lb{font:12px system-ui,sans-serif} svg .mk{font:11px system-ui,sans-serif;fill:#c0392b}
 """
+
+
+def strip(title: str, cells: Sequence[tuple[str, str, str]], *, width: int = 760,
+          chart_id: str = "") -> str:
+    """A one-row timeline: one cell per step, ``(color, tooltip, link)`` each.
+
+    A cell with a link is an SVG ``<a>`` to that row, so the strip doubles as a minimap.
+    """
+    top, height, left = 22, 56, 4
+    cell = (width - 2 * left) / max(1, len(cells))
+    parts = [f'<text x="{left}" y="14" class="ct">{esc(title)}</text>']
+    for i, (color, tip, link) in enumerate(cells):
+        rect = (f'<rect x="{left + i * cell:.2f}" y="{top}" width="{max(cell - 0.3, 0.6):.2f}" '
+                f'height="26" fill="{color}"><title>{esc(tip)}</title></rect>')
+        parts.append(f'<a href="#{esc(link)}">{rect}</a>' if link else rect)
+    parts.append(f'<text x="{left}" y="{height - 2}" class="ax">step 0</text>'
+                 f'<text x="{width - left}" y="{height - 2}" text-anchor="end" class="ax">'
+                 f'step {max(0, len(cells) - 1)}</text>')
+    return _svg(parts, width, height, chart_id)
