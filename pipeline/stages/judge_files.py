@@ -9,6 +9,7 @@ walk), and each file is read once per process.
 
 from __future__ import annotations
 
+import glob
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -113,7 +114,7 @@ def candidates(path: Path, session_id: str) -> list[tuple[Path, bool]]:
         # SWE-agent / mini-swe-agent batch: <out>/<id>/<id>.traj, evaluation logs beside.
         for up in (here.parent, here.parent.parent):
             own.append(up / "logs" / key / "report.json")
-            own += sorted(up.glob(f"eval_results/*/{key}/report.json"))[:4]
+            own += sorted(up.glob(f"eval_results/*/{glob.escape(key)}/report.json"))[:4]
         own.append(here / "eval_outputs" / key / "report.json")  # OpenHands eval
     prefix = stem.split("__")[0]
     batch = [here / "report.json", here / f"{prefix}__results.json", here / "results.json",
