@@ -226,3 +226,18 @@ def test_verdict_evidence_is_in_the_analysis_json() -> None:
     assert doc["verdict"]["signals"] == [{
         "name": "suite_failed", "outcome": "failure", "decides": True, "step": 1,
         "source_id": "c1", "detail": "test suite failed after the last edit: 'pytest'"}]
+
+
+def test_tool_edits_and_writes_count_like_shell_ones() -> None:
+    edit = Step(index=1, source_id="e1", kind="tool", tool="edit",
+                args={"file_path": "/repo/src/calc.py", "old_string": "a / b",
+                      "new_string": "a / b if b else 0"}, output="The file has been updated.")
+    write = Step(index=1, source_id="w1", kind="tool", tool="write",
+                 args={"file_path": "/repo/tests/test_new.py", "content": "def test_x(): pass"},
+                 output="File created")
+    before = shell(0, "pytest tests/test_calc.py", "1 failed", 1)
+    after = shell(2, "pytest tests/test_calc.py", "1 failed, 2 passed", 1)
+    assert names(run(before, edit, after)) == [("suite_failed", "failure")]
+    # a test file the agent wrote itself proves only what it chose to check
+    assert names(run(before, write, shell(2, "pytest tests/test_new.py", "1 passed"))) == [
+        ("own_test", "success")]
