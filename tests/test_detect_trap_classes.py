@@ -351,3 +351,32 @@ def test_starting_a_server_again_after_stopping_it_is_not_waste(tmp_path: Path) 
     t = _claude(tmp_path, [start, _bash("pkill -f 'nest start'", "", fmt="claude"), start])
     assert _reps(t) == {2: (0, 0, "exact", False)}
     assert detect_all(t) == []
+
+
+MAKE_ERR = "src/libponyc/expr/match.c:317:1: error: expected declaration\nmake: *** [all] Error 2"
+
+
+def test_cleaning_the_build_and_failing_the_same_way_is_waste(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("cd /workspace/ponyc && make", MAKE_ERR, True),
+                         _bash("cd /workspace/ponyc && make clean && make", MAKE_ERR, True),
+                         _bash("rm -rf /workspace/ponyc/build && cd /workspace/ponyc && make",
+                               MAKE_ERR, True)])
+    assert {k: v[2:] for k, v in _reps(t).items()} == {1: ("rerun", True), 2: ("rerun", True)}
+    assert [(f.kind, f.wasted_steps) for f in detect_all(t)] == [("rerun_unchanged", 2)]
+
+
+def test_cleaning_the_build_after_a_fix_is_not_waste(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("make", MAKE_ERR, True, "claude"),
+        ("Edit", {"file_path": "/home/dev/shop/src/libponyc/expr/match.c",
+                  "old_string": " }", "new_string": "}"}, "The file has been updated.", False),
+        _bash("make clean && make", MAKE_ERR, True, "claude")])
+    assert _reps(t) == {2: (0, 0, "rerun", False)}
+    assert detect_all(t) == []
+
+
+def test_cleaning_the_build_and_failing_otherwise_is_news(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_bash("make", MAKE_ERR, True),
+                         _bash("make clean && make", "ld: cannot find -lLLVM\nError 2", True)])
+    assert _reps(t) == {1: (0, 0, "rerun", False)}
+    assert detect_all(t) == []

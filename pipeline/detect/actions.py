@@ -255,7 +255,7 @@ def _classify_shell(command: str, info: Info) -> None:
         # and over writing an input file (`echo ... > t.py && python t.py`).
         if s.argv[0] not in ("export", "source", ".", "set", "conda", "ulimit") and not (
             s.redirects and s.argv[0] in ("echo", "printf", "cat") and s is not segs[-1]
-        ):
+        ) and not (s is not segs[-1] and is_cleanup(s.argv)):
             main = s
             break
     # `PYTHONPATH=. python x.py` runs python: the assignments only set its environment.
@@ -705,6 +705,60 @@ def place_key(info: Info) -> tuple[str, str, str] | None:
         return None
     flags = " ".join(w for w in info.canon.split(" ")[1:] if w.startswith("-"))
     return (info.program, flags, info.out_fp)
+
+
+_SETUP_PROGS = frozenset({"cd", "cat", "echo", "printf", "mkdir", "touch", "rm", "cp", "mv",
+                          "ls", "export", "source", "git", "sed", "chmod", "tee", "true"})
+_ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Za-z_]\w*=")
+
+
+def run_tail(info: Info) -> str:
+    """The run a shell step ends with, as its identity ("" when it ends with set-up).
+
+    ``cat > t.rst <<EOF ... && sphinx-build ...`` is set-up then the same reproduction;
+    ``make clean && make`` ends with ``make``. Environment set up front is an input of the
+    run (STRATEGY=a vs STRATEGY=b are two experiments) unless it only says where code is.
+    """
+    if not info.shell:
+        return ""
+    body, _, heredoc = info.canon.partition(" <<")
+    parts = body.split(" && ")
+    tail = parts[-1]
+    prog = tail.split(" ", 1)[0]
+    if tail.endswith(" -") and heredoc:
+        # `python3 - <<'PY' ...`: the here-document is the script, so it is the run.
+        tail += " <<" + heredoc
+    single = " " not in tail and not (_BUILD_WORDS.search(tail) or _TEST_WORDS.search(tail))
+    if prog in _SETUP_PROGS or single:
+        return ""
+    if prog == "python" and info.cls in ("run", "test"):
+        # The same script from another directory (`cd /w && python x.py`, `python
+        # /w/x.py`, `python x.py`): its name and arguments are the run.
+        words = tail.split(" ")
+        if len(words) > 1 and words[1].endswith(".py"):
+            tail = " ".join([prog, words[1].rsplit("/", 1)[-1], *words[2:]])
+    env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p) and not shell.is_location_env(p)]
+    return " && ".join([*env, tail])
+
+
+_BUILD_DIRS = re.compile(r"(^|/)(build\w*|dist|target|out|_build|\.pytest_cache|__pycache__|"
+                         r"\.cache|cmake-build[\w-]*|node_modules/\.cache)/?$")
+
+
+def is_cleanup(argv: list[str]) -> bool:
+    """A command that only clears build output (``make clean``, ``rm -rf build``, mkdir)."""
+    if not argv:
+        return True
+    if argv[0] in ("cd", "mkdir") or argv[:2] in (["make", "clean"], ["cargo", "clean"]):
+        return True
+    targets = [a for a in argv[1:] if not a.startswith("-")]
+    return argv[0] == "rm" and bool(targets) and all(_BUILD_DIRS.search(t) for t in targets)
+
+
+def only_cleanup_before_run(info: Info) -> bool:
+    """True when every segment before a shell step's final run only clears build output."""
+    segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+    return all(is_cleanup(g.argv) for g in segs[:-1])
 
 
 def path_ext(path: str) -> str:

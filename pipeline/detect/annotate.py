@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
 from . import shell
-from .actions import END, Info, analyze, is_action, place_key, set_current
+from .actions import END, Info, analyze, is_action, place_key, run_tail, set_current
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -37,9 +37,6 @@ SIMILAR_CLASSES = frozenset({"read", "search", "list", "inspect"})
 """Classes compared by similarity. Only observing actions: for runs, tests and lints the
 argument values are the experiment (``--rgx=foo,bar`` then ``--rgx="foo, bar"``), and batch
 edits look alike."""
-
-_SETUP_PROGS = frozenset({"cd", "cat", "echo", "printf", "mkdir", "touch", "rm", "cp", "mv",
-                          "ls", "export", "source", "git", "sed", "chmod", "tee", "true"})
 
 _WORD = re.compile(r"[A-Za-z_][\w.\-/]*|\d+")
 
@@ -90,8 +87,6 @@ def _covered(rng: tuple[int, int], seen: list[tuple[int, int]], overlap: float) 
             total += y - x + 1
     return total >= overlap * (hi - lo + 1)
 
-
-_ENV_ASSIGN = re.compile(r"^(?:export\s+)?[A-Za-z_]\w*=")
 
 REFILTER_WINDOW = 20
 """Steps within which the same command re-run with another filter is a refilter; later, the
@@ -187,27 +182,7 @@ class _Matcher:
 
     @staticmethod
     def _tail(info: Info) -> str:
-        # The command a compound step ends with (``cat > t.rst <<EOF ... && sphinx-build``):
-        # setup then the same reproduction or test run again.
-        body, _, heredoc = info.canon.partition(" <<")
-        parts = body.split(" && ")
-        tail = parts[-1]
-        prog = tail.split(" ", 1)[0]
-        if tail.endswith(" -") and heredoc:
-            # `python3 - <<'PY' ...`: the here-document is the script, so it is the run.
-            tail += " <<" + heredoc
-        if prog in _SETUP_PROGS or " " not in tail:
-            return ""
-        if prog == "python" and info.cls in ("run", "test"):
-            # The same script from another directory (`cd /w && python x.py`, `python
-            # /w/x.py`, `python x.py`): its name and arguments are the run.
-            words = tail.split(" ")
-            if len(words) > 1 and words[1].endswith(".py"):
-                tail = " ".join([prog, words[1].rsplit("/", 1)[-1], *words[2:]])
-        # Environment set up front is an input of the run (STRATEGY=a vs STRATEGY=b are two
-        # experiments, not a rerun): keep it in the key, unless it only says where code is.
-        env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p) and not shell.is_location_env(p)]
-        return " && ".join([*env, tail])
+        return run_tail(info)
 
     def _sim_keys(self, info: Info) -> set[tuple[str, str]]:
         return {(info.cls, info.program)} if info.shell and info.cls in SIMILAR_CLASSES else set()

@@ -1,4 +1,9 @@
-"""Reruns without change: the same test/build/lint/script run again with no edit between."""
+"""Reruns without change: the same test/build/lint/script run again with no edit between.
+
+Also the same failing run after only clearing its build output (``make`` then ``make clean &&
+make``, ``rm -rf build && make``) that fails the same way: cleaning changed nothing that
+mattered.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +11,7 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, shape
+from .actions import Info, infos_for, is_cleanup, only_cleanup_before_run, run_tail, shape
 from .base import register
 from .build import make_finding
 from .repeats import chains
@@ -34,4 +39,62 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             summary=f"{first.cls} `{first.label[:80]}` rerun {len(chain) - 1}x with no change "
             f"in between{' (' + outcome + ')' if outcome else ''}",
             confidence=0.9, error_signature=sig,
+        )
+
+
+def _changes(traj: Trajectory, infos: list[Info], i: int) -> bool:
+    """Step ``i`` may change a later run's outcome (clearing build output does not)."""
+    info = infos[i]
+    if traj.steps[i].kind in ("user", "compaction"):
+        return True
+    moved = i + 1 < len(infos) and infos[i + 1].epoch != info.epoch
+    if not moved:
+        return False
+    return not (info.shell and only_cleanup_before_run(info) and _last_is_cleanup(info))
+
+
+def _last_is_cleanup(info: Info) -> bool:
+    from . import shell
+
+    segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+    return not segs or is_cleanup(segs[-1].argv)
+
+
+def cleaned_reruns(traj: Trajectory, infos: list[Info]) -> list[list[int]]:
+    """Failing runs with one tail repeated, the same error, only clean-ups between."""
+    steps = traj.steps
+    open_chains: dict[str, list[int]] = {}
+    done: list[list[int]] = []
+    for i, info in enumerate(infos):
+        tail = run_tail(info) if info.failed and info.shell else ""
+        if tail and only_cleanup_before_run(info):
+            chain = open_chains.get(tail)
+            sig = steps[i].error_signature
+            if chain is not None and sig and steps[chain[-1]].error_signature == sig:
+                chain.append(i)
+            else:
+                if chain is not None and len(chain) > 1:
+                    done.append(chain)
+                open_chains[tail] = [i]
+            continue
+        if _changes(traj, infos, i):
+            done.extend(c for c in open_chains.values() if len(c) > 1)
+            open_chains.clear()
+    done.extend(c for c in open_chains.values() if len(c) > 1)
+    return sorted(done, key=lambda c: c[0])
+
+
+@register("rerun_cleaned")
+def detect_cleaned(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """The same failing run after only clearing build output, failing the same way."""
+    infos = infos_for(traj)
+    for chain in cleaned_reruns(traj, infos):
+        first = infos[chain[0]]
+        sig = traj.steps[chain[-1]].error_signature
+        yield make_finding(
+            "rerun_unchanged", traj, infos, chain, chain[1:], settings,
+            shape={"cls": first.cls, "action": shape(first), "error": sig, "cleaned": True},
+            summary=f"{first.cls} `{run_tail(first)[:80]}` rerun {len(chain) - 1}x after only "
+            "clearing build output, failing the same way",
+            confidence=0.8, error_signature=sig,
         )
