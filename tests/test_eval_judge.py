@@ -202,3 +202,29 @@ def test_held_out_real_runs_with_evaluation_files_hidden(shared_trajectories: Pa
     assert overall["sessions"] == len(labels.read_text(encoding="utf-8").splitlines())
     assert overall["decided"] >= 1 and overall["accuracy"] >= 0.8
     assert all(r["signal"] != "eval_file" for r in doc["runs"])  # nothing leaked
+
+
+def test_signal_table_reliabilities_are_the_measured_ones(shared_trajectories: Path,
+                                                        tmp_path: Path) -> None:
+    """Every ``tune k/n`` in the signal table is what the tuning half measures today."""
+    import re
+
+    from pipeline.stages.judge_signals import SIGNALS
+
+    labels = DATA / "real_tune.jsonl"
+    for line in labels.read_text(encoding="utf-8").splitlines():
+        src = shared_trajectories / json.loads(line)["file"]
+        shutil.copy2(src, tmp_path / src.name)
+    signals = json.loads(invoke(str(labels), str(tmp_path), "--json").stdout)["heuristic"][
+        "signals"]
+    checked = 0
+    for row in SIGNALS:
+        got = signals.get(row.name, {"fired": 0, "agreed": 0})
+        found = re.search(r"tune (\d+)/(\d+)", row.measured)
+        if found:
+            assert (got["agreed"], got["fired"]) == (int(found[1]), int(found[2])), row.name
+            checked += 1
+        elif "tune: did not fire" in row.measured:
+            assert got["fired"] == 0, row.name
+            checked += 1
+    assert checked >= 6
