@@ -82,3 +82,15 @@ def test_mcp_needs_a_store(tmp_path: Path) -> None:
     code, _, err = run_cli("mcp", "--store", tmp_path / "none")
     assert code == 1
     assert err.startswith(f"Error: no ORF store at {tmp_path / 'none'}")
+
+
+def test_mcp_without_the_sdk_says_what_to_install(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    store = tmp_path / "experiences"
+    build_store(store)
+    monkeypatch.setitem(sys.modules, "mcp.server.mcpserver", None)
+    code, _, err = run_cli("mcp", "--store", store)
+    assert (code, err) == (1, "Error: orf mcp needs the mcp SDK: pip install "
+                              "'orf-pipeline[agents]' (or pip install mcp)\n")

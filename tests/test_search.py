@@ -46,8 +46,9 @@ def test_error_lines_come_from_provenance_then_quoted_errors() -> None:
     prov = {"lesson": {"symptom_line": "E   ImportError: cannot import name 'x'",
                        "error_class": "missing_module"}, "signature": "b2:1"}
     lines = error_lines(prov, "Trigger when `npm test` fails (`Error: Cannot find module 'y'`)",
-                        "ran `ls` twice")
-    assert lines == ["E   ImportError: cannot import name 'x'", "Error: Cannot find module 'y'"]
+                        "ran `ls` twice, then ``Parameter `old_str` is required.`` (invalid)")
+    assert lines == ["E   ImportError: cannot import name 'x'", "Error: Cannot find module 'y'",
+                     "Parameter `old_str` is required."]
 
 
 @pytest.fixture

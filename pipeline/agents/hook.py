@@ -1,8 +1,8 @@
 """The playbook at the moment of the error: a tool hook for Claude Code, Gemini CLI and Codex.
 
 The client runs ``orf hook <client>`` after a tool call with the hook's JSON on stdin. When
-the call failed and the failure matches a playbook's trap (most of the playbook's recorded
-error terms are in the error text), or the same call already failed once in this session,
+the call failed and the failure matches a playbook's trap (most terms of an error line the
+playbook records are in the error text), or the same call already failed once in this session,
 the hook prints ``hookSpecificOutput.additionalContext`` with the playbook's id, title, Core
 Principle and validated path; otherwise it prints nothing. It never blocks the client and
 exits 0 whatever happens. Only the standard library, orjson and the cached index are on this
@@ -25,9 +25,9 @@ from .bm25 import tokenize
 from .search import ERRORISH, Doc, SearchIndex, cache_dir, replace_file
 
 MATCH_COVERAGE = 0.6
-"""Share of a playbook's recorded error terms the error text must hold to match its trap."""
+"""Share of the terms of a recorded error line the error text must hold to match the trap."""
 MIN_ERROR_TERMS = 2
-"""A playbook whose recorded error has fewer terms never matches by trap (too vague)."""
+"""A recorded error line with fewer terms never matches by itself (too vague)."""
 CANDIDATES = 5
 """BM25 hits checked for a trap match."""
 _MAX_QUERY = 4000
@@ -144,11 +144,13 @@ def error_focus(text: str) -> str:
 
 
 def trap_matches(doc: Doc, query_terms: set[str]) -> bool:
-    """True when most of the playbook's recorded error terms are in the query."""
-    if len(doc.error_terms) < MIN_ERROR_TERMS:
-        return False
-    held = sum(1 for term in doc.error_terms if term in query_terms)
-    return held / len(doc.error_terms) >= MATCH_COVERAGE
+    """True when most terms of one of the playbook's recorded error lines are in the query."""
+    for line in doc.error_terms:
+        if len(line) >= MIN_ERROR_TERMS:
+            held = sum(1 for term in line if term in query_terms)
+            if held / len(line) >= MATCH_COVERAGE:
+                return True
+    return False
 
 
 def best_playbook(index: SearchIndex, failure: Failure,

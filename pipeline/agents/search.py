@@ -24,14 +24,16 @@ import orjson
 
 from .bm25 import Bm25Index, tokenize
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 """Version of the cache file layout; bump when a field changes meaning (old caches rebuild)."""
 
 _EXP_FILE = re.compile(r"EXP-\d{8}-\d{4}\.md\Z")
-_BACKTICK = re.compile(r"`([^`\n]{4,400})`")
+# A Markdown code span: ``a `b` c`` (double, may hold backticks) or `a b` (single).
+_CODE_SPAN = re.compile(r"``\s?([^\n]+?)\s?``|`([^`\n]+)`")
 ERRORISH = re.compile(
     r"error|exception|traceback|not found|no such|denied|refused|failed|failure|fatal|cannot|"
-    r"can't|unable|invalid|missing|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
+    r"can't|unable|invalid|missing|required|unknown|unexpected|undefined|unresolved|"
+    r"not allowed|no replacement|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
 # Field weights by repetition (a cheap BM25F): the retrieval keys count double.
 _WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
             ("domain", 1))
@@ -87,8 +89,8 @@ class Doc(NamedTuple):
     """The Core Principle."""
     validated_path: str
     """Section 4."""
-    error_terms: tuple[str, ...]
-    """Terms of the error lines the playbook records (empty for hand-written ones)."""
+    error_terms: tuple[tuple[str, ...], ...]
+    """The terms of each error line the playbook records (none for hand-written ones)."""
     terms: dict[str, int] = {}  # never mutated: one shared empty default is safe
     """Weighted term frequencies of the indexed fields (not cached: the postings hold them)."""
 
@@ -97,7 +99,7 @@ class Doc(NamedTuple):
         return {"id": self.id, "domain": self.domain, "title": self.title,
                 "description": self.description, "rel_path": self.rel_path,
                 "insight": self.insight, "validated_path": self.validated_path,
-                "error_terms": list(self.error_terms)}
+                "error_terms": [list(line) for line in self.error_terms]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], terms: dict[str, int] | None = None) -> Doc:
@@ -105,7 +107,8 @@ class Doc(NamedTuple):
         return cls(id=data["id"], domain=data["domain"], title=data["title"],
                    description=data["description"], rel_path=data["rel_path"],
                    insight=data["insight"], validated_path=data["validated_path"],
-                   error_terms=tuple(data["error_terms"]), terms=terms or {})
+                   error_terms=tuple(tuple(line) for line in data["error_terms"]),
+                   terms=terms or {})
 
 
 class Hit(NamedTuple):
@@ -132,8 +135,8 @@ def _strings(value: Any) -> list[str]:
 def error_lines(provenance: dict[str, Any] | None, *texts: str) -> list[str]:
     """Error lines a playbook records, most telling first, deduplicated.
 
-    Provenance strings under ``*error*`` / ``*symptom*`` keys come first, then backticked
-    spans of ``texts`` (description, trap) that read like an error message.
+    Provenance strings under ``*error*`` / ``*symptom*`` keys come first, then code spans
+    of ``texts`` (title, description, trap) that read like an error message.
     """
     found: list[str] = []
     stack: list[Any] = [provenance] if provenance else []
@@ -149,15 +152,17 @@ def error_lines(provenance: dict[str, Any] | None, *texts: str) -> list[str]:
         elif isinstance(node, list):
             stack.extend(v for v in node if isinstance(v, (dict, list)))
     for text in texts:
-        found.extend(m.group(1) for m in _BACKTICK.finditer(text)
-                     if ERRORISH.search(m.group(1)))
+        for match in _CODE_SPAN.finditer(text):
+            span = match.group(1) or match.group(2)
+            if 4 <= len(span) <= 400 and ERRORISH.search(span):
+                found.append(span)
     unique = list(dict.fromkeys(line.strip() for line in found if line.strip()))
     return unique[:_MAX_ERROR_LINES]
 
 
 def make_doc(exp: Any, rel_path: str) -> Doc:
     """Index one parsed ``pipeline.orf.Experience``."""
-    errors = error_lines(exp.provenance, exp.description, exp.trap)
+    errors = error_lines(exp.provenance, exp.title, exp.description, exp.trap)
     fields = {"title": exp.title, "keywords": " ".join(exp.keywords),
               "description": exp.description, "errors": "\n".join(errors), "trap": exp.trap,
               "domain": exp.domain.replace("-", " ")}
@@ -165,7 +170,7 @@ def make_doc(exp: Any, rel_path: str) -> Doc:
     for name, weight in _WEIGHTS:
         for term in tokenize(fields[name]):
             counts[term] += weight
-    error_terms = tuple(sorted(set(tokenize(" ".join(errors)))))
+    error_terms = tuple(tuple(sorted(set(tokenize(line)))) for line in errors)
     insight = exp.insight.split("\n\n", 1)[0].strip()
     return Doc(id=exp.id, domain=exp.domain, title=exp.title, description=exp.description,
                rel_path=rel_path, insight=insight, validated_path=exp.validated_path,
