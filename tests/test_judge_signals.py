@@ -141,6 +141,7 @@ def test_ranking_max_iterations_beats_a_passing_own_script() -> None:
                exit_status="error: RuntimeError: Agent reached maximum iteration")
     verdict = heuristic_verdict(traj)
     assert verdict.outcome == "failure" and verdict.signal == "harness_limit"
+    assert verdict.evidence_step == "c2"  # the harness stopped the run at its last step
     assert [s["name"] for s in verdict.signals] == ["harness_limit", "own_test"]
 
 

@@ -135,6 +135,13 @@ EXIT_KINDS: tuple[tuple[re.Pattern[str], str, Outcome], ...] = (
 """Exit status pattern -> signal. Unknown statuses are no signal."""
 
 
+def _at_end(traj: Trajectory, name: str, outcome: Outcome, detail: str) -> Signal:
+    """A harness signal, pointing at the step where the run ended."""
+    last = traj.steps[-1] if traj.steps else None
+    return Signal(name, outcome, detail, last.index if last else None,
+                  last.source_id if last else None)
+
+
 def exit_signal(traj: Trajectory) -> Signal | None:
     """The harness's exit status as a signal."""
     status = (traj.outcome.exit_status or "").strip()
@@ -142,7 +149,7 @@ def exit_signal(traj: Trajectory) -> Signal | None:
         return None
     for pattern, name, outcome in EXIT_KINDS:
         if pattern.search(status):
-            return Signal(name, outcome, f"exit status {status[:120]!r}")
+            return _at_end(traj, name, outcome, f"exit status {status[:120]!r}")
     return None
 
 
@@ -150,8 +157,8 @@ def submission_signal(traj: Trajectory) -> Signal | None:
     """``no_submission`` when the harness recorded an empty or missing patch."""
     if traj.outcome.submitted_patch is False:
         status = traj.outcome.exit_status
-        return Signal("no_submission", "failure", "the harness recorded no patch"
-                      + (f" (exit status {status[:80]!r})" if status else ""))
+        return _at_end(traj, "no_submission", "failure", "the harness recorded no patch"
+                       + (f" (exit status {status[:80]!r})" if status else ""))
     return None
 
 
