@@ -168,3 +168,15 @@ def test_fast_path_imports_neither_the_cli_nor_the_sdks(store: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == module_reply("PostToolUseFailure", store)
     assert "HEAVY []" in done.stderr
+
+
+def test_old_session_state_is_pruned(store: Path) -> None:
+    import os
+
+    other = {**FAILED_BASH, "session_id": "old-session"}
+    call("claude-code", other, store)
+    folder = hook.cache_dir() / "hook"
+    (old,) = list(folder.iterdir())
+    os.utime(old, (1, 1))
+    call("claude-code", {**FAILED_BASH, "session_id": "new-session"}, store)
+    assert len(list(folder.iterdir())) == 1 and not old.exists()

@@ -11,10 +11,12 @@ path (see ``pipeline.entry``), so it answers in tens of milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -30,6 +32,8 @@ MIN_ERROR_TERMS = 2
 """A recorded error line with fewer terms never matches by itself (too vague)."""
 CANDIDATES = 5
 """BM25 hits checked for a trap match."""
+STATE_DAYS = 7
+"""Days a session's record of failed calls is kept."""
 _MAX_QUERY = 4000
 _MAX_PATH = 1200
 _KEPT_FAILURES = 64
@@ -188,6 +192,17 @@ def _state_file(session: str) -> Path:
     return cache_dir() / "hook" / f"{key}.json"
 
 
+def _prune(folder: Path) -> None:
+    # A session's state is useless once the session is over: drop files a week old, once per
+    # new session (a listing of small files, cheap next to the hook's budget).
+    cutoff = time.time() - STATE_DAYS * 86400
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(folder):
+            with contextlib.suppress(OSError):
+                if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+
+
 def seen_before(failure: Failure) -> bool:
     """Record this failed call for its session; True when the same call had failed already."""
     path = _state_file(failure.session)
@@ -196,6 +211,7 @@ def seen_before(failure: Failure) -> bool:
         keys = [k for k in keys if isinstance(k, str)] if isinstance(keys, list) else []
     except (OSError, orjson.JSONDecodeError):
         keys = []
+        _prune(path.parent)
     repeated = failure.call_key in keys
     keys = [k for k in keys if k != failure.call_key] + [failure.call_key]
     try:
