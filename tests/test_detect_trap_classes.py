@@ -380,3 +380,30 @@ def test_cleaning_the_build_and_failing_otherwise_is_news(tmp_path: Path) -> Non
                          _bash("make clean && make", "ld: cannot find -lLLVM\nError 2", True)])
     assert _reps(t) == {1: (0, 0, "rerun", False)}
     assert detect_all(t) == []
+
+
+PATCH = ("python3 - <<'PY'\nfrom pathlib import Path\np = Path('shop/money.py')\n"
+         "p.write_text(p.read_text().replace('round(v)', 'round(v, 2)'))\nPY")
+
+
+def test_a_patch_script_is_a_real_edit_in_between(tmp_path: Path) -> None:
+    view = _bash("nl -ba shop/money.py | sed -n '1,40p'", "1 def total(v):")
+    t = _atif(tmp_path, [view, _bash(PATCH, ""), view])
+    assert _reps(t) == {2: (0, 0, "exact", False)}
+    assert detect_all(t) == []
+
+
+def test_a_patch_script_file_run_later_is_a_real_edit(tmp_path: Path) -> None:
+    body = PATCH.split("\n", 1)[1].rsplit("\n", 1)[0]
+    view = _bash("cat shop/money.py", "def total(v):\n    return round(v)")
+    t = _atif(tmp_path, [view, _bash(f"cat > fix.py <<'EOF'\n{body}\nEOF", ""),
+                         _bash("python3 fix.py", ""), view])
+    assert _reps(t) == {3: (0, 0, "exact", False)}
+    assert detect_all(t) == []
+
+
+def test_a_script_that_only_reads_changes_nothing(tmp_path: Path) -> None:
+    view = _bash("cat shop/money.py", "def total(v):\n    return round(v)")
+    check = "python3 - <<'PY'\nimport py_compile\npy_compile.compile('shop/money.py')\nPY"
+    t = _atif(tmp_path, [view, _bash(check, ""), view])
+    assert _reps(t) == {2: (0, 0, "exact", True)}

@@ -344,6 +344,35 @@ def _classify_shell(command: str, info: Info) -> None:
     else:
         info.cls = "run"
     info.writes = tuple(dict.fromkeys(w for w in writes if w))
+    _script_writes(command, parsed, info)
+
+
+# A script that writes files (a here-document or `-c` program fed to an interpreter, or a
+# script file written with such a body and run later): its run is an edit of what it names.
+_WRITES_FILES = re.compile(r"write_text\(|write_bytes\(|\.write\(|open\([^)\n]*['\"][wax]b?\+?['\"]"
+                           r"|shutil\.(copy|move)|os\.(remove|rename|replace)|\.unlink\(|"
+                           r"json\.dump\(|sed\s+-i|\$\^I|-pi\b")
+_QUOTED_PATH = re.compile(r"['\"]([\w./-]*\w\.[A-Za-z]\w{0,5})['\"]")
+_INTERPRETER = re.compile(r"^(?:cd \S+\s*&&\s*)?(?:\S*/)?(python[\d.]*|perl|ruby|node)\b")
+
+
+def _body_writes(body: str) -> tuple[str, ...]:
+    """Files a script body writes: the paths it quotes, or ``*`` when it names none."""
+    if not _WRITES_FILES.search(body):
+        return ()
+    named = tuple(dict.fromkeys(shell.norm_path(m) for m in _QUOTED_PATH.findall(body)))
+    return named or ("*",)
+
+
+def _script_writes(command: str, parsed: shell.Parsed, info: Info) -> None:
+    first = command.lstrip().split("\n", 1)[0]
+    if parsed.heredoc and _INTERPRETER.match(first) and "<<" in first:
+        info.extra["script_writes"] = _body_writes(parsed.heredoc)
+    elif _INTERPRETER.match(first) and " -c " in first:
+        info.extra["script_writes"] = _body_writes(command)
+    elif parsed.heredoc and info.content is not None and info.writes:
+        # `cat > fix.py <<EOF`: remembered, applied when fix.py runs (see ``_analyze``).
+        info.extra["script_body_writes"] = (info.writes[0], _body_writes(parsed.heredoc))
 
 
 def _whole_content(command: str, parsed: shell.Parsed) -> str | None:
@@ -642,8 +671,10 @@ def analyze(traj: Trajectory) -> list[Info]:
 def _analyze(traj: Trajectory) -> list[Info]:
     st = _State()
     infos: list[Info] = []
+    scripts: dict[str, tuple[str, ...]] = {}
     for step in traj.steps:
         info = classify(step)
+        _apply_scripts(info, scripts)
         if step.kind in _NEW_CONTEXT:
             st.memory += 1
         info.state = _token(info, st)
@@ -672,6 +703,30 @@ def _analyze(traj: Trajectory) -> list[Info]:
         info.state_after = _token(info, st)
         infos.append(info)
     return infos
+
+
+def _apply_scripts(info: Info, scripts: dict[str, tuple[str, ...]]) -> None:
+    """Turn a run of a file-writing script into writes of the files it names."""
+    body = info.extra.get("script_body_writes")
+    if body is not None:
+        path, writes = body
+        if writes:
+            scripts[path.rsplit("/", 1)[-1]] = writes
+        else:
+            scripts.pop(path.rsplit("/", 1)[-1], None)
+    if not info.shell:
+        return
+    # Also when the run failed: a script often writes first and fails after (a check, a
+    # print), and calling the re-read after it waste would be the worse mistake.
+    found = list(info.extra.get("script_writes", ()))
+    if scripts and info.cls in ("run", "test", "build", "write", "other"):
+        for word in info.canon.partition(" <<")[0].split(" "):
+            found.extend(scripts.get(word.rsplit("/", 1)[-1], ()))
+    if not found:
+        return
+    if "*" in found:
+        info.unknown_mutation = True
+    info.writes = tuple(dict.fromkeys([*info.writes, *(p for p in found if p != "*")]))
 
 
 _current: tuple[Trajectory, list[Info]] | None = None
