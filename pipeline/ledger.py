@@ -104,7 +104,81 @@ MIGRATIONS: list[str] = [
         analyzed_at REAL NOT NULL
     );
     """,
+    # 3: processed-session state per store, so two stores sharing a ledger stay independent.
+    # Rows from before are claimed by the store that opens the ledger first (see _migrate).
+    """
+    CREATE TABLE sources_v3 (
+        store TEXT NOT NULL DEFAULT '',  -- resolved store path
+        path TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime REAL NOT NULL,
+        content_hash TEXT NOT NULL,
+        format TEXT,
+        status TEXT NOT NULL,
+        error TEXT,
+        sessions INTEGER DEFAULT 0,
+        findings INTEGER DEFAULT 0,
+        wasted_steps INTEGER DEFAULT 0,
+        processed_at REAL NOT NULL,
+        PRIMARY KEY (store, path)
+    );
+    INSERT INTO sources_v3 SELECT '', path, size, mtime, content_hash, format, status, error,
+        sessions, findings, wasted_steps, processed_at FROM sources;
+    DROP TABLE sources;
+    ALTER TABLE sources_v3 RENAME TO sources;
+    CREATE TABLE analyzed_v3 (
+        store TEXT NOT NULL DEFAULT '',
+        session_id TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        analyzed_at REAL NOT NULL,
+        PRIMARY KEY (store, session_id)
+    );
+    INSERT INTO analyzed_v3 SELECT '', session_id, fingerprint, analyzed_at
+        FROM analyzed_sessions;
+    DROP TABLE analyzed_sessions;
+    ALTER TABLE analyzed_v3 RENAME TO analyzed_sessions;
+    """,
+    # 4: history of every analysed session and its trap signatures, for `orf trends`. Sources
+    # read before it are marked changed (mtime -1, no hash) so the next run re-reads them and
+    # backfills their history; their findings are unchanged, so nothing goes to a model again.
+    """
+    CREATE TABLE session_history (
+        store TEXT NOT NULL DEFAULT '',
+        session_id TEXT NOT NULL,
+        path TEXT,
+        format TEXT,
+        agent TEXT,
+        model TEXT,
+        started_at REAL,                 -- epoch seconds, from the log's own timestamps
+        steps INTEGER DEFAULT 0,
+        programs TEXT DEFAULT '',        -- space-separated programs the session ran
+        recorded_at REAL NOT NULL,
+        PRIMARY KEY (store, session_id)
+    );
+    CREATE INDEX session_history_started ON session_history(store, started_at);
+    CREATE TABLE finding_history (
+        store TEXT NOT NULL DEFAULT '',
+        session_id TEXT NOT NULL,
+        ordinal INTEGER NOT NULL,
+        signature TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        wasted_steps INTEGER DEFAULT 0,
+        wasted_tokens INTEGER DEFAULT 0,
+        wasted_seconds REAL DEFAULT 0,
+        PRIMARY KEY (store, session_id, ordinal)
+    );
+    UPDATE sources SET mtime = -1, content_hash = '' WHERE status = 'ok';
+    """,
 ]
+_PER_STORE_VERSION = 3
+"""The migration that scoped ``sources`` and ``analyzed_sessions`` by store."""
+
+
+def _cannot_write(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite failed for want of a writable file or folder (not a corrupt file)."""
+    text = str(exc).lower()
+    return any(m in text for m in ("readonly", "read-only", "unable to open", "disk i/o",
+                                   "database or disk is full"))
 
 
 @dataclass(frozen=True)
@@ -121,10 +195,15 @@ class SourceRecord:
 
 
 class Ledger:
-    """A connection to the ledger database (one per process/thread)."""
+    """A connection to the ledger database (one per process/thread).
 
-    def __init__(self, path: Path) -> None:
+    ``store`` scopes the processed-source and analyzed-session state: two stores sharing one
+    ledger each see only their own (the LLM cache, candidates and batch jobs stay shared).
+    """
+
+    def __init__(self, path: Path, store: Path | None = None) -> None:
         self.path = path
+        self.scope = str(Path(store).resolve()) if store is not None else ""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: explicit transactions only, so each write commits at once.
@@ -135,7 +214,15 @@ class Ledger:
             self._switch_to_wal()
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
-        except (sqlite3.DatabaseError, OSError) as exc:
+        except OSError as exc:
+            from .cli.checks import os_error_line
+
+            raise LedgerError(f"cannot open the ledger: {os_error_line(exc)}") from exc
+        except sqlite3.DatabaseError as exc:
+            if _cannot_write(exc):
+                raise LedgerError(
+                    f"{path}: cannot write the ledger ({exc}); make it and its folder "
+                    "writable, or point --ledger / ORF_LEDGER at a writable place") from exc
             raise LedgerError(
                 f"{path}: cannot use this file as the orf ledger ({exc}); move it aside or "
                 "point --ledger / ORF_LEDGER elsewhere"
@@ -168,11 +255,19 @@ class Ledger:
                     for statement in script.split(";"):
                         if statement.strip():
                             self.db.execute(statement)
+                    if number == _PER_STORE_VERSION and self.scope:
+                        self._claim_unscoped()
                     self.db.execute(f"PRAGMA user_version = {number}")
                 self.db.execute("COMMIT")
             except BaseException:
                 self.db.execute("ROLLBACK")
                 raise
+
+    def _claim_unscoped(self) -> None:
+        # Before migration 3 one ledger served whatever store used it; the store upgrading it
+        # keeps that history, so its next run does not redo (and re-pay) old sessions.
+        for table in ("sources", "analyzed_sessions"):
+            self.db.execute(f"UPDATE {table} SET store = ? WHERE store = ''", (self.scope,))
 
     @property
     def schema_version(self) -> int:
@@ -195,8 +290,8 @@ class Ledger:
         """The record of ``path``, if it was processed before."""
         row = self.db.execute(
             "SELECT path, size, mtime, content_hash, format, status, error FROM sources "
-            "WHERE path = ?",
-            (path,),
+            "WHERE store = ? AND path = ?",
+            (self.scope, path),
         ).fetchone()
         return SourceRecord(**dict(row)) if row else None
 
@@ -216,9 +311,27 @@ class Ledger:
     ) -> None:
         """Insert or replace what was learned of ``path``."""
         self.db.execute(
-            "INSERT OR REPLACE INTO sources VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (path, size, mtime, content_hash, format, status, error, sessions, findings,
-             wasted_steps, time.time()),
+            "INSERT OR REPLACE INTO sources (store, path, size, mtime, content_hash, format,"
+            " status, error, sessions, findings, wasted_steps, processed_at)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (self.scope, path, size, mtime, content_hash, format, status, error, sessions,
+             findings, wasted_steps, time.time()),
+        )
+
+    def analyzed_fingerprint(self, session_id: str) -> str | None:
+        """The findings fingerprint ``session_id`` was judged and drafted with, in this store."""
+        row = self.db.execute(
+            "SELECT fingerprint FROM analyzed_sessions WHERE store = ? AND session_id = ?",
+            (self.scope, session_id),
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def mark_analyzed(self, session_id: str, fingerprint: str) -> None:
+        """Remember that ``session_id`` went through judge and draft for this store."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO analyzed_sessions (store, session_id, fingerprint,"
+            " analyzed_at) VALUES (?,?,?,?)",
+            (self.scope, session_id, fingerprint, time.time()),
         )
 
     # ---- LLM calls ----
@@ -344,3 +457,79 @@ class Ledger:
             " state = excluded.state, updated_at = excluded.updated_at",
             (name, model, state, orjson.dumps(request_keys).decode(), now, now),
         )
+
+    # ---- session history (orf trends) ----
+
+    def record_history(self, sessions: list[dict[str, Any]]) -> None:
+        """Replace the history of each session (keys as ``session_history`` plus ``findings``).
+
+        Each finding is a dict with ``signature``, ``kind``, ``wasted_steps``,
+        ``wasted_tokens`` and ``wasted_seconds``. A re-read session replaces its old rows.
+        """
+        if not sessions:
+            return
+        now = time.time()
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for s in sessions:
+                key = (self.scope, s["session_id"])
+                self.db.execute("DELETE FROM finding_history WHERE store = ? AND session_id = ?",
+                                key)
+                self.db.execute(
+                    "INSERT OR REPLACE INTO session_history (store, session_id, path, format,"
+                    " agent, model, started_at, steps, programs, recorded_at)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (*key, s.get("path"), s.get("format"), s.get("agent"), s.get("model"),
+                     s.get("started_at"), s.get("steps", 0), s.get("programs", ""), now))
+                self.db.executemany(
+                    "INSERT INTO finding_history (store, session_id, ordinal, signature, kind,"
+                    " wasted_steps, wasted_tokens, wasted_seconds) VALUES (?,?,?,?,?,?,?,?)",
+                    [(*key, i, f["signature"], f["kind"], f.get("wasted_steps", 0),
+                      f.get("wasted_tokens", 0), f.get("wasted_seconds", 0.0))
+                     for i, f in enumerate(s.get("findings", ()))])
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+
+    def history_sessions(self, since: float | None = None,
+                         until: float | None = None) -> list[tuple[Any, ...]]:
+        """``(session_id, agent, model, started_at, programs)`` of this store, oldest first.
+
+        Sessions without a start time are left out (they cannot be placed before or after).
+        """
+        return self.db.execute(
+            "SELECT session_id, agent, model, started_at, programs FROM session_history"
+            " WHERE store = ? AND started_at IS NOT NULL AND started_at >= ?"
+            " AND started_at <= ? ORDER BY started_at",
+            (self.scope, -1e18 if since is None else since, 1e18 if until is None else until),
+        ).fetchall()
+
+    def history_findings(self) -> list[tuple[Any, ...]]:
+        """``(session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds)`` rows."""
+        return self.db.execute(
+            "SELECT session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds"
+            " FROM finding_history WHERE store = ?", (self.scope,)).fetchall()
+
+    def signature_evidence(self, signatures: list[str]) -> tuple[int, int, int]:
+        """Sessions of this store that hit any of ``signatures``, and their wasted steps/tokens."""
+        if not signatures:
+            return 0, 0, 0
+        marks = ",".join("?" * len(signatures))
+        row = self.db.execute(
+            "SELECT COUNT(DISTINCT session_id), COALESCE(SUM(wasted_steps), 0),"
+            f" COALESCE(SUM(wasted_tokens), 0) FROM finding_history WHERE store = ?"
+            f" AND signature IN ({marks})", (self.scope, *signatures)).fetchone()
+        return int(row[0]), int(row[1]), int(row[2])
+
+    def candidate_signatures(self) -> dict[str, set[str]]:
+        """Signatures the candidates table ties to each playbook id (its own and duplicates)."""
+        out: dict[str, set[str]] = {}
+        for row in self.db.execute(
+            "SELECT signature, exp_id, related_to, status FROM candidates"
+            " WHERE status IN ('new', 'related', 'duplicate')"
+        ):
+            target = row["exp_id"] if row["status"] != "duplicate" else row["related_to"]
+            if target:
+                out.setdefault(target, set()).add(row["signature"])
+        return out

@@ -19,7 +19,7 @@ from . import gitutil
 from .errors import OrfError
 from .ledger import Ledger
 from .privacy import redact
-from .review import Candidate, list_candidates
+from .review import Candidate, evidence_line, list_candidates
 
 
 class PrError(OrfError):
@@ -68,6 +68,12 @@ def pr_body(cands: list[Candidate]) -> str:
             wasted = f", {s['wasted_steps']} wasted" if s.get("wasted_steps") is not None else ""
             lines.append(f"- session `{s.get('id')}`{steps}{wasted}")
         lines.append(f"- wasted steps it would have saved: {c.wasted_steps}")
+        if c.evidence:
+            lines.append(f"- evidence weight: {evidence_line(c)} in the mined history")
+        if c.replaces:
+            lines.append(f"- consolidates ({c.consolidation or 'overlap'}): "
+                         + ", ".join(f"`{r}`" for r in c.replaces)
+                         + " — delete them in this PR if this one is kept")
         if c.reinforcements:
             lines.append(f"- the same trap was seen again in {c.reinforcements} session(s)")
         if c.verdict:

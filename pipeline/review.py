@@ -44,6 +44,13 @@ class Candidate:
     """Later sessions that showed the same trap (ledger)."""
     git_status: str | None = None
     """``??`` untracked, `` M`` modified, ... (None outside git)."""
+    evidence: dict[str, int] = field(default_factory=dict)
+    """Evidence weight: ``sessions`` that hit its traps (ledger history, else provenance),
+    and the ``wasted_steps`` and ``wasted_tokens`` it would have saved there."""
+    replaces: list[str] = field(default_factory=list)
+    """For a consolidation (``orf consolidate``): the playbooks it merges."""
+    consolidation: str | None = None
+    """``overlap`` or ``conflict`` for a consolidation."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready view."""
@@ -85,7 +92,40 @@ def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
         insight=exp.insight, signature=prov.get("signature"), sessions=_sessions(prov),
         wasted_steps=int(prov.get("wasted_steps") or 0), verdict=_verdict(prov),
         related_to=prov.get("related_to"), reinforcements=count,
+        evidence=_evidence(exp, prov, ledger),
+        replaces=[str(i) for i in prov.get("consolidates") or []],
+        consolidation=prov.get("consolidation"),
     )
+
+
+def _evidence(exp: Any, prov: dict[str, Any], ledger: Ledger | None) -> dict[str, int]:
+    """What the playbook would have saved: from the ledger's history of its signatures.
+
+    Without history (no ledger, or sessions mined before it was kept) the provenance's own
+    sessions and wasted steps are the evidence.
+    """
+    from .stages.dedupe import known_from_experience
+
+    sessions = _sessions(prov)
+    fallback = {"sessions": len(sessions),
+                "wasted_steps": int(prov.get("wasted_steps") or 0) or sum(
+                    int(s.get("wasted_steps") or 0) for s in sessions),
+                "wasted_tokens": 0}
+    if ledger is None:
+        return fallback
+    extra = ledger.candidate_signatures().get(exp.id, set())
+    sigs = sorted(known_from_experience(exp, extra).signatures)
+    hits, steps, tokens = ledger.signature_evidence(sigs)
+    if not hits:
+        return fallback
+    return {"sessions": hits, "wasted_steps": steps, "wasted_tokens": tokens}
+
+
+def evidence_line(c: Candidate) -> str:
+    """``N session(s), S wasted step(s), T tokens`` of a candidate's evidence weight."""
+    e = c.evidence
+    return (f"{e.get('sessions', 0)} session(s), {e.get('wasted_steps', 0)} wasted step(s), "
+            f"{e.get('wasted_tokens', 0):,} wasted tokens")
 
 
 def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
@@ -185,6 +225,12 @@ def format_candidates(cands: list[Candidate]) -> str:
             lines.append(f"  verdict: {c.verdict}")
         if c.related_to:
             lines.append(f"  related to: {c.related_to}")
+        if c.evidence:
+            lines.append(f"  evidence weight: {evidence_line(c)} it would have saved")
+        if c.replaces:
+            lines.append(f"  consolidates ({c.consolidation or 'overlap'}): "
+                         + ", ".join(c.replaces)
+                         + "; delete them in the same PR when you keep this one")
         lines.append("")
     lines.append(f"{len(cands)} candidate(s). Reject one with: orf review --reject EXP-ID")
     return "\n".join(lines)

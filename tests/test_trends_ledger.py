@@ -92,3 +92,15 @@ def test_dry_run_records_no_history(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     with Ledger(tmp_path / "ledger.db", store=tmp_path / "experiences") as led:
         assert led.history_sessions() == []
+
+
+def test_review_weighs_a_candidate_by_its_history(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    write_batch(logs, [(day(1, 0), 3), (day(1, 1), 3), (day(1, 2), 0), (day(1, 3), 3)], "ev")
+    _mine(logs, tmp_path)
+    result = CliRunner().invoke(main, ["review", "--store", str(tmp_path / "experiences"),
+                                       "--ledger", str(tmp_path / "ledger.db")])
+    assert result.exit_code == 0, result.output
+    # Three sessions hit the trap, two wasted reruns of 1,040 tokens each.
+    assert "  evidence weight: 3 session(s), 6 wasted step(s), 6,240 wasted tokens it would " \
+           "have saved" in result.stdout

@@ -8,6 +8,7 @@ from __future__ import annotations
 from . import (  # noqa: F401  (imported for their command registrations)
     analyze_cmd,
     config_cmd,
+    consolidate_cmd,
     eval_cmd,
     formats_cmd,
     hook_cmd,

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from ..analyze import SessionReport
 from ..fsutil import atomic_write
-from ..llm.redact import redact
 from ..model import Finding, Step
+from ..privacy import redact
 from .svg import CHART_CSS, strip
 
 FOLD_AT = 240
