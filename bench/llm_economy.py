@@ -20,7 +20,7 @@ from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
 from pipeline.ledger import Ledger
 from pipeline.llm.gemini import GeminiBackend
-from pipeline.stages.draft import draft_request, select_findings
+from pipeline.stages.draft import draft_request, lesson_findings
 from pipeline.stages.llm_run import analyze_many
 from pipeline.stages.view import StoreContext, estimate_tokens, transcript_text
 from pipeline.testing.fake_gemini import FakeGemini
@@ -51,12 +51,15 @@ def main(paths: list[Path]) -> None:
     with FakeGemini() as server, tempfile.TemporaryDirectory() as tmp:
         client = genai.Client(api_key="bench", http_options=types.HttpOptions(base_url=server.url))
         ratios_raw, ratios_norm, prompt_sizes = [], [], []
+        drafted: set[str] = set()
         for traj, findings in items:
-            chosen = select_findings(findings, settings.max_drafts_per_session)
+            chosen, lessons, _notes = lesson_findings(traj, findings,
+                                                      settings.max_drafts_per_session)
             if not chosen:
-                continue
+                continue  # no lesson: no draft request is sent
+            drafted.add(traj.id)
             backend = GeminiBackend(settings, None, client=client)
-            req = draft_request(traj, chosen, backend, store)
+            req = draft_request(traj, chosen, backend, store, lessons=lessons)
             sent = estimate_tokens(req.system + req.prompt)
             prompt_sizes.append(sent)
             ratios_raw.append(raw_tokens[traj.id] / sent)
@@ -70,23 +73,24 @@ def main(paths: list[Path]) -> None:
                 "SELECT session_id, COUNT(*) FROM llm_calls WHERE status != 'cached'"
                 " GROUP BY session_id").fetchall()
             per_session = {str(r[0]): int(r[1]) for r in rows}
-    with_findings = [t.id for t, f in items if select_findings(f, 3)]
-    without = [t.id for t, f in items if not select_findings(f, 3)]
-    print(f"sessions: {len(items)} ({len(with_findings)} with findings, {len(without)} without)")
+    with_findings = [t.id for t, f in items if t.id in drafted]
+    without = [t.id for t, f in items if t.id not in drafted]
+    print(f"sessions: {len(items)} ({len(with_findings)} with a lesson to draft, "
+          f"{len(without)} without)")
     if prompt_sizes:
         print(f"draft prompt tokens per session: median {statistics.median(prompt_sizes):.0f}, "
               f"max {max(prompt_sizes)} (budget {settings.draft_input_tokens} + instructions)")
         print(f"whole raw log / draft prompt: median {statistics.median(ratios_raw):.1f}x, "
               f"min {min(ratios_raw):.1f}x (target >= 10x)")
-        raw_total = sum(raw_tokens[t.id] for t, f in items if select_findings(f, 3))
+        raw_total = sum(raw_tokens[t.id] for t, f in items if t.id in drafted)
         print(f"all sessions together: {raw_total} raw log tokens vs {sum(prompt_sizes)} "
               f"prompt tokens = {raw_total / sum(prompt_sizes):.1f}x")
         print(f"normalized transcript / draft prompt: median "
               f"{statistics.median(ratios_norm):.1f}x, min {min(ratios_norm):.1f}x")
     calls = [per_session.get(s, 0) for s in with_findings]
-    print(f"model calls, first run: {first} total; per session with findings: "
+    print(f"model calls, first run: {first} total; per session with a lesson: "
           f"max {max(calls) if calls else 0}, mean {statistics.mean(calls) if calls else 0:.2f} "
-          f"(target <= 2); sessions without findings: "
+          f"(target <= 2); sessions without a lesson: "
           f"{sum(per_session.get(s, 0) for s in without)} calls")
     print(f"model calls, rerun: {rerun} (target 0)")
     print(f"parse issues: {len(issues)}")

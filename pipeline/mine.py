@@ -41,6 +41,7 @@ from .stages.dedupe import (
     Known,
     dedupe,
     draft_signature,
+    draft_signatures,
     duplicate_judge,
     known_from_experience,
 )
@@ -249,7 +250,8 @@ def _steps_label(indices: Iterable[int]) -> str:
 
 def _provenance(draft: Draft, scan: SessionScan, verdict: Any, backend: Any) -> tuple[str, int]:
     sig = draft_signature(draft)
-    related = [f for f in scan.findings if f.signature == sig] or scan.findings
+    sigs = draft_signatures(draft)
+    related = [f for f in scan.findings if f.signature in sigs] or scan.findings
     wasted = sum(f.wasted_steps for f in related)
     prov = dict(draft.provenance or {})
     prov["signature"] = sig
@@ -467,6 +469,8 @@ def _run(paths: list[Path], settings: Settings, store: Any, ledger: Ledger, back
 def _collect(selected: list[SessionScan], results: list[SessionResult], backend: Any,
              ledger: Ledger, summary: MineSummary) -> tuple[list[WriteItem], set[str]]:
     from .llm.screen import screen_draft
+    from .stages.draft import NO_LESSON
+    from .stages.quality import quality_problems
 
     items: list[WriteItem] = []
     failed_paths: set[str] = set()
@@ -479,9 +483,12 @@ def _collect(selected: list[SessionScan], results: list[SessionResult], backend:
         if errors:
             summary.errors.extend(f"{scan.session_id}: {e}" for e in errors)
             failed_paths.add(scan.path)
+        for note in res.failures:
+            if note.startswith(NO_LESSON):
+                summary.no_lesson[note.removeprefix(NO_LESSON).split(" (")[0]] += 1
         verdict = res.verdict
         for draft in drafts:
-            reasons = list(screen_draft(draft))
+            reasons = list(screen_draft(draft)) + quality_problems(draft)
             sig, wasted = _provenance(draft, scan, verdict, backend)
             if reasons:
                 summary.drafts["dropped"] += 1

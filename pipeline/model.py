@@ -296,3 +296,81 @@ class Draft(BaseModel):
     """Description for a new domain."""
     provenance: dict[str, Any] = Field(default_factory=dict)
     """Sessions, steps, signature, verdict, backend/model; not part of the LLM schema."""
+
+
+class FixDelta(BaseModel):
+    """What changed between the last failing attempt and the step that worked."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    inserted: list[str] = Field(default_factory=list)
+    """State-changing steps run in between (an install, a ``cd``, a config edit), in order."""
+    kinds: list[str] = Field(default_factory=list)
+    """Delta kinds present: ``install``, ``cwd``, ``config``, ``create``, ``lock``, ``flag``,
+    ``edit_target``, ``reread``, ``rewrite``, ``ask``."""
+    removed: list[str] = Field(default_factory=list)
+    """Argument tokens of the failing command that the working one dropped."""
+    added: list[str] = Field(default_factory=list)
+    """Argument tokens the working command added."""
+    edit_tried: str | None = None
+    """Failed edits: the line of the replaced text that the file did not hold."""
+    edit_found: str | None = None
+    """Failed edits: the closest line the file held instead (from the last read of it)."""
+    edit_note: str | None = None
+    """Failed edits: the difference in words (``old text carries a line-number gutter``)."""
+
+    def empty(self) -> bool:
+        """True when nothing is known to have changed."""
+        return not (self.inserted or self.removed or self.added or self.edit_note
+                    or self.edit_found)
+
+
+class Lesson(BaseModel):
+    """What one finding teaches, extracted once from the log and used by both backends."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error_class: str
+    """Class id from ``pipeline.lessons.tables.ERROR_CLASSES`` (``missing_program``, ...)."""
+    class_label: str
+    """Readable name of the class."""
+    harness: bool = False
+    """True for tool-usage errors of the agent harness (the same trap for every task)."""
+    agent: str | None = None
+    """Agent whose harness produced the error."""
+    symptom: str
+    """The first real error message, boilerplate and wrappers stripped, repo-relative paths."""
+    symptom_line: str
+    """Its most telling single line (the one a reader would search for)."""
+    tool: str = ""
+    """Tool of the failing step (``bash``, ``edit``, ``write``)."""
+    program: str = ""
+    """Program of a failing shell command, or the tool name."""
+    target: str = ""
+    """What the loop acted on: a repo-relative file, or the program."""
+    failing_action: str = ""
+    """The last failing attempt, as a user would type it (repo-relative, bounded)."""
+    attempts: int = 1
+    """Failing attempts in the loop."""
+    cause: str = ""
+    """A known cause the symptom proves (``pipeline.lessons.tables.CAUSE_HINTS``), or ""."""
+    fix: FixDelta = Field(default_factory=FixDelta)
+    """What changed before the attempt that worked."""
+    resolving_action: str = ""
+    """The step that worked (acts on the same target, or is explained by ``fix.inserted``)."""
+    resolving_step: int | None = None
+    """Its step index."""
+    between: list[str] = Field(default_factory=list)
+    """Actions between the last failure and the success, in order (bounded)."""
+    verify: str = ""
+    """The command that now passes (the resolving one when it is a command)."""
+    wasted_steps: int = 0
+    """Steps wasted on the loop."""
+    wasted_tokens: int | None = None
+    """Tokens spent on them, when the log has tokens."""
+    wasted_seconds: float | None = None
+    """Seconds spent on them, when timestamps allow."""
+    outcome: str = "unknown"
+    """How the run ended (``success``/``failure``/``unknown``)."""
+    signature: str = ""
+    """Same lesson, same signature: class + target (harness traps: class + agent)."""

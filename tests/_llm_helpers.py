@@ -105,6 +105,6 @@ GOOD_DRAFT: dict[str, Any] = {
     "trap": "Re-running pytest -x kept failing with ModuleNotFoundError.",
     "insight": "An import error of the project itself means it is not installed; fix the "
                "environment, not the test.",
-    "validated_path": "1. pip install -e .\n2. pytest -x",
+    "validated_path": "1. `pip install -e .`\n2. `pytest -x`",
     "checklist": ["pytest -x exits 0", "python -c 'import foo' works"],
 }

@@ -21,9 +21,6 @@ from _llm_helpers import (  # noqa: F401
 )
 
 from pipeline.model import OutcomeHints
-from pipeline.stages import draft as draft_mod
-from pipeline.stages import judge as judge_mod
-from pipeline.stages import view as view_mod
 from pipeline.stages.draft import draft
 from pipeline.stages.judge import judge
 from pipeline.stages.llm_run import analyze_many
@@ -78,6 +75,7 @@ def test_faults_are_retried_and_rerun_makes_no_call(
     assert verdict.decided_by.startswith("gemini:")
     assert [d.title for d in result.drafts] == [GOOD_DRAFT["title"]]
     assert result.drafts[0].provenance["signature"] == "b2:sig-pytest"
+    assert result.drafts[0].provenance["lesson"]["class"] == "missing_module"
     assert result.drafts[0].provenance["sessions"] == ["s1"]
     assert result.drafts[0].provenance["model"]
     assert 7.0 in fast_retry_waits  # RetryInfo honoured
@@ -94,11 +92,16 @@ def test_faults_are_retried_and_rerun_makes_no_call(
 
 
 def test_timeout_is_retried(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
-    fake.responder = scripted(judge=[slow(3.0), JUDGE_OK], draft=[DRAFT_OK])
-    verdict, result = run_once(fake, tmp_path, call_timeout_s=0.5)
-    assert verdict.outcome == "failure"
+    fake.responder = scripted(judge=[slow(8.0), JUDGE_OK], draft=[DRAFT_OK])
+    verdict, result = run_once(fake, tmp_path, call_timeout_s=2.0)
+    # The verdict is the second judge reply: the first one timed out and was retried. (No
+    # exact request count: on a loaded machine a fast reply may time out too.)
+    assert verdict.outcome == "failure" and verdict.reason == "tests still fail"
     assert len(result.drafts) == 1
-    assert fake.count(":generateContent") == 3
+    judge_calls = [r for r in fake.requests if r.path.endswith(":generateContent")
+                   and "outcome" in r.json["generationConfig"]["responseJsonSchema"]
+                   ["properties"]]
+    assert len(judge_calls) >= 2
 
 
 @pytest.mark.parametrize("bad", [invalid_json(), empty_candidates(), max_tokens(), blocked()],
@@ -116,7 +119,7 @@ def test_bad_reply_is_repaired_once(fake: FakeGemini, tmp_path: Path, bad: Item)
 
 
 @pytest.mark.parametrize(("bad", "reason"), [
-    (invalid_json(), "invalid JSON"), (empty_candidates(), "empty reply"),
+    (invalid_json(), "invalid json"), (empty_candidates(), "empty reply"),
     (max_tokens(), "MAX_TOKENS"), (blocked(), "blocked: SAFETY"),
 ])
 def test_twice_bad_ends_unscored_and_undrafted_with_reason(
@@ -128,7 +131,7 @@ def test_twice_bad_ends_unscored_and_undrafted_with_reason(
     assert verdict.unscored_reason and verdict.unscored_reason.startswith("grade_parse_failure")
     assert result.drafts == []
     assert result.failures[-1].startswith("undrafted:")
-    assert reason.lower() in result.failures[-1].lower() or reason == "invalid JSON"
+    assert reason.lower() in result.failures[-1].lower()
     before = fake.model_calls
     verdict2, result2 = run_once(fake, tmp_path)
     assert fake.model_calls == before  # the unusable answers are cached too
@@ -188,22 +191,21 @@ def test_count_tokens_through_sdk(fake: FakeGemini) -> None:  # noqa: F811
 
 
 def test_every_prompt_goes_through_redact(
-    fake: FakeGemini, tmp_path: Path, monkeypatch: pytest.MonkeyPatch  # noqa: F811
+    fake: FakeGemini, tmp_path: Path  # noqa: F811
 ) -> None:
-    def scrub(text: str) -> str:
-        return text.replace("hunter2-secret", "[REDACTED]")
-
-    for module in (view_mod, judge_mod, draft_mod):
-        monkeypatch.setattr(module, "redact", scrub)
-    traj = make_traj(task="deploy with password hunter2-secret")
-    traj.steps[0].output += " token=hunter2-secret"
-    traj.outcome.final_message = "used hunter2-secret"
+    token = "ghp_" + "abcdefghijklmnopqrstuvwxyz0123456789"
+    key = "AKIA" + "IOSFODNN7EXAMPLE"
+    traj = make_traj(task=f"deploy with token {token}")
+    traj.steps[0].output += f" key {key}"
+    traj.outcome.final_message = f"used {token}"
     finding = make_finding(traj)
-    finding.evidence[0].quote += " hunter2-secret"
+    finding.evidence[0].quote += f" {key}"
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
         verdict = judge(traj, [finding], backend)
         draft(traj, [finding], verdict, backend, STORE)
-    assert fake.count(":generateContent") == 2
-    assert all("hunter2-secret" not in r.text for r in fake.requests)
-    assert any("[REDACTED]" in r.text for r in fake.requests)
+    bodies = [r.text for r in fake.requests if r.path.endswith(":generateContent")]
+    assert len(bodies) == 2  # judge + draft
+    assert all(token not in b and key not in b for b in bodies)
+    assert all("[REDACTED:github-token]" in b for b in bodies)
+    assert "[REDACTED:aws-access-key-id]" in bodies[1]  # the draft view quotes the error

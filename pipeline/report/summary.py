@@ -37,6 +37,8 @@ class MineSummary:
     """Drafts by outcome: new, related, duplicate, dropped, existing, failed."""
     dropped: Counter[str] = field(default_factory=Counter)
     """Dropped drafts by reason."""
+    no_lesson: Counter[str] = field(default_factory=Counter)
+    """Findings of the drafted sessions that taught nothing, by reason (no playbook)."""
     llm_calls: int = 0
     """Requests actually sent (cache hits excluded)."""
     llm_cached: int = 0
@@ -75,6 +77,7 @@ class MineSummary:
             "drafts": {k: self.drafts.get(k, 0) for k in
                        ("new", "related", "duplicate", "dropped", "existing", "failed")},
             "dropped": dict(self.dropped),
+            "no_lesson": dict(self.no_lesson),
             "llm": {
                 "calls": self.llm_calls, "cached": self.llm_cached,
                 "tokens_in": self.tokens_in, "tokens_out": self.tokens_out,
@@ -106,6 +109,7 @@ def render_table(s: MineSummary) -> str:
                    + (f", {d['existing']} already written" if d.get("existing") else "")
                    + (f", {d['failed']} failed" if d.get("failed") else "")),
         ("dropped", drop),
+        ("no lesson", ", ".join(f"{r}: {n}" for r, n in s.no_lesson.most_common()) or "-"),
         ("llm", f"{s.llm_calls} calls ({s.llm_cached} cached), {s.tokens_in} in / "
                 f"{s.tokens_out} out tokens, ${s.cost_usd:.4f}"),
         ("backend", f"{s.backend}" + (f" ({s.model})" if s.model and s.backend != "heuristic"

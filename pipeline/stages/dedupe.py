@@ -3,7 +3,8 @@
 Order of tests, cheapest and surest first:
 
 1. finding signature: a draft whose signature is already behind a playbook (EXP provenance or
-   a ledger candidate) is a duplicate of it;
+   a ledger candidate) is a duplicate of it; so is a draft whose normalized title (case,
+   punctuation and code marks ignored) is a known playbook's title;
 2. text similarity of title, description, trap and insight: TF-IDF cosine over word uni/bigrams
    and character 4-grams (the classic near-duplicate measure, written here in plain Python
    because the corpora are a few hundred short texts);
@@ -97,6 +98,14 @@ def draft_signatures(draft: Draft) -> set[str]:
     if isinstance(sigs, list):
         out.update(s for s in sigs if isinstance(s, str) and s)
     return out
+
+
+_TITLE_NOISE = re.compile(r"[^a-z0-9]+")
+
+
+def normalized_title(title: str) -> str:
+    """A title as a reader compares it: case, punctuation and code marks ignored."""
+    return " ".join(_TITLE_NOISE.sub(" ", title.lower()).split())
 
 
 def draft_text(draft: Draft) -> str:
@@ -218,14 +227,21 @@ def dedupe(
     for k in known:
         for s in k.signatures:
             sig_owner.setdefault(s, (k.id, None))
+    title_owner: dict[str, tuple[str | None, int | None]] = {}
+    for k in known:
+        title_owner.setdefault(normalized_title(k.title), (k.id, None))
     decide = getattr(judge, "decide_duplicate", None)
 
     decisions: list[Decision] = []
     for i, draft in enumerate(drafts):
         sigs = draft_signatures(draft)
         owner = next((sig_owner[s] for s in sorted(sigs) if s in sig_owner), None)
+        same_title = title_owner.get(normalized_title(draft.title))
         if owner is not None:
             decision = Decision("duplicate", owner[0], owner[1], 1.0, "signature")
+        elif same_title is not None:
+            # Two playbooks with one title are one playbook to a reader: never both.
+            decision = Decision("duplicate", same_title[0], same_title[1], 1.0, "title")
         else:
             decision = _by_text(i, n_known, known, drafts, decisions, sim, duplicate, related,
                                 decide)
@@ -234,6 +250,7 @@ def dedupe(
         if decision.outcome != "duplicate":
             for s in sigs:
                 sig_owner.setdefault(s, (None, i))
+            title_owner.setdefault(normalized_title(draft.title), (None, i))
     return decisions
 
 

@@ -22,17 +22,18 @@ import orjson
 from pydantic import ValidationError
 
 from ..config import Settings
+from ..lessons import build_lesson
 from ..llm.backend import Backend, LLMReply, LLMRequest
+from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from ..privacy import redact
-from ..model import Draft, Finding, Trajectory, Verdict
 from ..prompts import load_prompt
-from .heuristic_draft import heuristic_draft
+from .heuristic_draft import draft_from_lesson
 from .judge import REPAIR_HINT, verdict_from_log
 from .view import StoreContext, build_view
 
 __all__ = [
     "DraftResult", "StoreContext", "draft", "draft_request", "heuristic_drafts",
-    "parse_draft_reply", "select_findings",
+    "lesson_findings", "parse_draft_reply", "select_findings",
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -43,6 +44,31 @@ _TASK_LITERAL = re.compile(
     r"|\b[\w-]+\.(?:py|js|ts|tsx|go|rs|java|rb|c|h|cpp|json|ya?ml|toml|md|txt|sh)\b"
     r"|#\d{2,}\b|\b[A-Z][A-Z0-9]+-\d+\b"           # issue / ticket numbers
 )
+
+
+GENERIC_PRINCIPLES = (
+    "Running the same action again after it failed returns the same failure; change the "
+    "input, the environment or the diagnosis before the next attempt.",
+    "Re-running an unchanged command cannot produce a different result; find out what must "
+    "change before running it again.",
+    "When different attempts hit the same error, the cause lies beneath the attempts; "
+    "diagnose the error itself before trying another variant.",
+    "Small variations of an action that keeps failing the same way waste steps; read the "
+    "error, form a hypothesis about its cause, and test that hypothesis.",
+    "A step that produced no new information should not be repeated as is; change the input "
+    "or the hypothesis first.",
+    "Do not repeat failing commands.",
+    "Read error messages carefully before retrying.",
+    "Verify your changes before moving on.",
+)
+"""Canned principles: a drafted insight this close to one of them teaches nothing."""
+
+GENERIC_SIMILARITY = 0.5
+"""Similarity to a canned principle at or above which a drafted insight is sent back."""
+
+_CAUSE_WORD = re.compile(r"[a-z][a-z0-9_.-]{3,}")
+_STOP = frozenset("that this with from when then than into does were have been what which "
+                  "before after again command error failed fails".split())
 
 
 @dataclass
@@ -72,6 +98,43 @@ def select_findings(findings: list[Finding], limit: int) -> list[Finding]:
         if len(out) >= limit:
             break
     return out
+
+
+NO_LESSON = "no lesson: "
+"""Prefix of a failure line for a finding that teaches nothing (the summary counts them)."""
+
+
+def lesson_findings(traj: Trajectory, findings: list[Finding], limit: int) -> tuple[
+        list[Finding], list[Lesson], list[str]]:
+    """The findings worth drafting with their lessons, and a reason for each one left out.
+
+    Most wasted steps first; findings without a lesson are left out (``no lesson: why``);
+    findings that teach the same lesson as an earlier one (same class and target) are merged
+    into it, so one session yields one playbook per lesson.
+    """
+    from ..detect.actions import analyze
+
+    infos = analyze(traj)
+    logged = verdict_from_log(traj)
+    outcome = logged.outcome if logged is not None else "unknown"
+    chosen: list[Finding] = []
+    lessons: list[Lesson] = []
+    notes: list[str] = []
+    for finding in select_findings(findings, len(findings)):
+        lesson, why = build_lesson(traj, finding, infos, outcome)
+        if lesson is None:
+            notes.append(f"{NO_LESSON}{why} ({finding.kind} at step "
+                         f"{finding.steps[0] if finding.steps else '?'})")
+            continue
+        same = next((i for i, known in enumerate(lessons)
+                     if known.signature == lesson.signature), None)
+        if same is not None:
+            lessons[same].wasted_steps += lesson.wasted_steps
+            continue
+        if len(chosen) < limit:
+            chosen.append(finding)
+            lessons.append(lesson)
+    return chosen, lessons, notes
 
 
 @cache
@@ -128,13 +191,19 @@ def draft_request(
     store_context: StoreContext,
     *,
     repair: str | None = None,
+    lessons: list[Lesson] | None = None,
 ) -> LLMRequest:
-    """The drafting request for ``findings`` (already selected) of ``traj``."""
+    """The drafting request for ``findings`` (already selected) of ``traj``.
+
+    ``lessons`` are the findings' lessons (built here when not given).
+    """
     settings = _settings_of(backend)
     limit = min(settings.max_drafts_per_session, max(1, len(findings)))
     system = load_prompt("draft.md").replace("{max_drafts}", str(limit))
+    if lessons is None:
+        findings, lessons, _notes = lesson_findings(traj, findings, len(findings))
     view = build_view(traj, findings, store_context, budget_tokens=settings.draft_input_tokens,
-                      outcome=log_outcome(traj))
+                      outcome=log_outcome(traj), lessons=lessons)
     prompt = redact(view)
     if repair is not None:
         prompt += REPAIR_HINT.format(reason=repair)
@@ -168,6 +237,33 @@ def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, back
     }
 
 
+def _names_cause(insight: str, lesson: Lesson) -> bool:
+    """True when the insight shares a content word with the lesson's error or cause."""
+    source = " ".join((lesson.symptom_line, lesson.class_label, lesson.cause, lesson.program,
+                       lesson.target, " ".join(lesson.fix.kinds), lesson.fix.edit_note or ""))
+    # Stems, so "installed" names the cause "install" and "indented" names "indentation".
+    words = {w[:5] for w in _CAUSE_WORD.findall(source.lower()) if w not in _STOP}
+    return bool(words & {w[:5] for w in _CAUSE_WORD.findall(insight.lower())
+                         if w not in _STOP})
+
+
+def _check_lesson(draft: Draft, lesson: Lesson | None) -> str | None:
+    """Send back a principle that is canned or names no cause, or a path with no command."""
+    from .dedupe import similarity
+
+    closest = max(similarity(draft.insight, g) for g in GENERIC_PRINCIPLES)
+    if closest >= GENERIC_SIMILARITY:
+        return (f"the insight is a generic principle (similarity {closest:.2f} to a canned "
+                "one); name the cause this error shows and what fixes it")
+    if lesson is not None and not _names_cause(draft.insight, lesson):
+        return ("the insight names no cause from the lesson (its error, class or fix); say "
+                "what the error means and what changed to fix it")
+    if "`" not in draft.validated_path:
+        return ("the validated path has no command; list the commands of the fix in order, "
+                "each in backticks")
+    return None
+
+
 def _check(draft: Draft) -> str | None:
     for name in ("title", "description", "objective", "trap", "insight", "validated_path"):
         if not str(getattr(draft, name)).strip():
@@ -193,6 +289,7 @@ def parse_draft_reply(
     findings: list[Finding],
     verdict: Verdict | None,
     backend: Backend,
+    lessons: list[Lesson] | None = None,
 ) -> tuple[list[Draft] | None, str | None]:
     """Validated drafts from the reply, or (None, why the attempt failed)."""
     if not reply.ok or reply.text is None:
@@ -224,9 +321,14 @@ def parse_draft_reply(
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first["loc"])
             return None, f"invalid reply: draft {n}: {where}: {first['msg']}"
-        problem = _check(draft)
+        lesson = lessons[index] if lessons is not None and index < len(lessons) else None
+        problem = _check(draft) or _check_lesson(draft, lesson)
         if problem is not None:
             return None, f"invalid reply: draft {n}: {problem}"
+        if lesson is not None:
+            draft.provenance["signatures"] = [findings[index].signature, lesson.signature]
+            draft.provenance["lesson"] = {"class": lesson.error_class, "target": lesson.target,
+                                          "delta": lesson.fix.kinds}
         drafts.append(draft)
     return drafts, None
 
@@ -236,15 +338,13 @@ def parse_draft_reply(
 
 def heuristic_drafts(traj: Trajectory, findings: list[Finding], verdict: Verdict | None,
                      backend: Backend, store_context: StoreContext) -> DraftResult:
-    """Drafts from the findings alone, with a reason for each finding left undrafted."""
-    result = DraftResult()
-    for finding in findings:
-        made = heuristic_draft(traj, finding, verdict, backend, store_context)
-        if made is None:
-            result.failures.append(f"{finding.kind} at steps {finding.steps[:1]}: undrafted: "
-                                   "no resolving step in the log, nothing validated")
-        else:
-            result.drafts.append(made)
+    """One draft per lesson of ``findings``, with a reason for each finding left undrafted."""
+    limit = _settings_of(backend).max_drafts_per_session
+    chosen, lessons, notes = lesson_findings(traj, findings, limit)
+    result = DraftResult(failures=notes)
+    for finding, lesson in zip(chosen, lessons, strict=True):
+        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
+                                               store_context))
     return result
 
 
@@ -268,18 +368,22 @@ def draft(
     Returns:
         The drafts and the reasons for anything left undrafted.
     """
-    chosen = select_findings(findings, _settings_of(backend).max_drafts_per_session)
-    if not chosen:
-        return DraftResult()
     if not backend.uses_model:
-        return heuristic_drafts(traj, chosen, verdict, backend, store_context)
-    result = DraftResult()
-    request = draft_request(traj, chosen, backend, store_context)
-    drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend)
+        return heuristic_drafts(traj, findings, verdict, backend, store_context)
+    chosen, lessons, notes = lesson_findings(traj, findings,
+                                             _settings_of(backend).max_drafts_per_session)
+    result = DraftResult(failures=notes)
+    if not chosen:
+        return result
+    request = draft_request(traj, chosen, backend, store_context, lessons=lessons)
+    drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend,
+                                    lessons)
     if drafts is None:
         result.failures.append(f"attempt 1: {why}")
-        repair = draft_request(traj, chosen, backend, store_context, repair=why)
-        drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend)
+        repair = draft_request(traj, chosen, backend, store_context, repair=why,
+                               lessons=lessons)
+        drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend,
+                                        lessons)
     if drafts is None:
         result.failures.append(f"undrafted: {why}")
         return result

@@ -1,8 +1,9 @@
-"""Offline playbooks: built from one finding and the steps it points at, no model involved.
+"""Offline playbooks, written from a finding's ``Lesson`` (no model involved).
 
-The text is plain and concrete: the command that looped, the error it kept hitting (as the
-log printed it, redacted), the step that broke the loop. The insight is the family's general
-principle, so it holds beyond the one session. Drafts are marked ``drafted_by: heuristic``.
+The title names the symptom and the fix; the trap quotes the real error (boilerplate
+stripped); the insight is the error class's principle filled with this loop's fix delta; the
+validated path lists the steps of the fix in order, and the checklist names the command that
+now passes. Drafts are marked ``drafted_by: heuristic``.
 """
 
 from __future__ import annotations
@@ -10,38 +11,13 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from ..privacy import redact
-from ..model import Draft, Finding, Step, Trajectory, Verdict
-from ..normalize import error_line
+from ..lessons.tables import CLASS_BY_ID
+from ..lessons.text import bound, code, one_line
+from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from .view import StoreContext
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
-
-INSIGHTS: dict[str, str] = {
-    "exact_repeat": "Running the same action again after it failed returns the same failure; "
-    "change the input, the environment or the diagnosis before the next attempt.",
-    "rerun_unchanged": "Re-running an unchanged command cannot produce a different result; "
-    "find out what must change before running it again.",
-    "near_repeat": "Small variations of an action that keeps failing the same way waste steps; "
-    "read the error, form a hypothesis about its cause, and test that hypothesis.",
-    "retry_variation": "When different attempts hit the same error, the cause lies beneath the "
-    "attempts; diagnose the error itself before trying another variant.",
-    "cycle": "Actions that cycle without new information mean the plan is stuck; state what "
-    "each step should change before repeating the sequence.",
-    "edit_revert": "An edit followed by its revert means the change was never verified; check "
-    "a hypothesis with a quick test before applying it.",
-    "reread": "Reading the same content again without new intent wastes context; note what is "
-    "needed the first time it is read.",
-    "monologue": "Repeating the same message does not change the state; take an action that "
-    "produces new information.",
-    "chanting": "Repeating the same output does not change the state; stop and take an action "
-    "that produces new information.",
-    "context_thrash": "Frequent context compaction means the working set is too large; narrow "
-    "the scope and summarise before continuing.",
-}
-DEFAULT_INSIGHT = ("A step that produced no new information should not be repeated as is; change "
-                   "the input or the hypothesis first.")
 
 # Program -> (domain id, name, description) for offline domain picking.
 _ECOSYSTEMS: dict[str, tuple[str, str, str]] = {}
@@ -66,171 +42,196 @@ for _progs, _eco in (
 ):
     for _p in _progs.split():
         _ECOSYSTEMS[_p] = _eco
+_HARNESS_DOMAIN = ("agent-tool-usage", "Agent Tool Usage",
+                   "Tool-usage rules of agent harnesses: edits, reads, arguments, refusals.")
 _FALLBACK_DOMAIN = ("agent-loops", "Agent Loop Traps",
                     "Wasted-step loops coding agents fall into, and how to break them.")
-
-_ERROR_CLASS = re.compile(
-    r"(?:^|\s)((?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception)|error\[\w+\]|"
-    r"command not found|No such file or directory|Permission denied|timed out|"
-    r"Segmentation fault|Killed|FAILED|fatal)"
-)
 _SLUG = re.compile(r"[^a-z0-9]+")
-_PREFIX = re.compile(r"^(?:cd\s+\S+\s*(?:&&|;)\s*|sudo\s+|timeout\s+\d+\s+|env\s+\S+=\S+\s+)+")
+
+_STEP_WORDS = {
+    "install": "Install what is missing",
+    "cwd": "Change to the right directory",
+    "config": "Fix the configuration",
+    "create": "Create, move or remove what the command needs",
+    "lock": "Stop or clear what holds the resource",
+    "edit": "Change the code",
+    "permission": "Fix the permission",
+    "reread": "Read the file again",
+    "rewrite": "Rewrite the file",
+}
+"""How each kind of inserted step reads in the validated path."""
 
 
-def _command(step: Step) -> str:
-    """The action as a user would type it: the shell command, or tool + target."""
-    args = step.args or {}
-    for key in ("command", "cmd", "CommandLine"):
-        value = args.get(key)
-        if isinstance(value, list):
-            value = " ".join(str(v) for v in value)
-        if isinstance(value, str) and value.strip():
-            return redact(" ".join(value.split()))[:160]
-    for key in ("path", "file_path", "filePath", "TargetFile", "AbsolutePath", "pattern"):
-        value = args.get(key)
-        if isinstance(value, str) and value:
-            return redact(f"{step.tool or 'tool'} {value}")[:160]
-    return redact(step.tool or step.kind)
-
-
-def _program(command: str) -> str:
-    """First word of a shell command, past ``cd x &&``, ``sudo``, ``env`` and ``python -m``."""
-    words = _PREFIX.sub("", command).split()
-    if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
-        return words[2]
-    return words[0] if words else ""
-
-
-def _error_text(traj: Trajectory, finding: Finding) -> str:
-    """The error line as the log printed it (redacted), from the last failing step."""
-    for idx in reversed(finding.steps):
-        if 0 <= idx < len(traj.steps):
-            step = traj.steps[idx]
-            if step.is_error or step.exit_code not in (None, 0):
-                line = error_line(step.output)
-                if line:
-                    return redact(line)[:200]
-    return ""
-
-
-def _error_class(error: str) -> str:
-    match = _ERROR_CLASS.search(error)
-    return match.group(1) if match else ""
-
-
-def _domain(program: str, context: StoreContext) -> tuple[str, str | None, str | None]:
-    """An existing category when one matches, else an ecosystem slug, else agent-loops."""
+def _domain(program: str, harness: bool, context: StoreContext) -> tuple[str, str | None,
+                                                                          str | None]:
+    """An existing category when one matches, else an ecosystem slug, else a fallback."""
     known = {cid for cid, _name, _desc in context.categories}
-    domain = _ECOSYSTEMS.get(program, _FALLBACK_DOMAIN)
+    domain = _HARNESS_DOMAIN if harness else _ECOSYSTEMS.get(program, _FALLBACK_DOMAIN)
     if domain[0] in known:
         return domain[0], None, None
-    words = set(_SLUG.sub(" ", f"{program} {domain[1]}".lower()).split()) - {"", "tooling"}
-    for cid, name, desc in context.categories:
-        if words & set(_SLUG.sub(" ", f"{cid} {name} {desc}".lower()).split()):
+    words = set(_SLUG.sub(" ", domain[1].lower()).split()) - {"", "tooling", "agent"}
+    for cid, name, _desc in context.categories:
+        if words & set(_SLUG.sub(" ", f"{cid} {name}".lower()).split()):
             return cid, None, None
     return domain
 
 
-def _title(kind: str, program: str, err_class: str, command: str) -> str:
-    prog = f"`{program}`" if program else "a command"
-    after = f" after {err_class}" if err_class else ""
-    titles = {
-        "rerun_unchanged": f"Change something before rerunning {prog}{after}",
-        "exact_repeat": f"Do not repeat {prog} unchanged{after}",
-        "retry_variation": f"Diagnose {err_class or 'the error'} instead of tweaking {prog}",
-        "near_repeat": f"Treat near-identical {prog} calls as repeats{after}",
-        "cycle": f"Break the cycle of actions around {prog}",
-        "edit_revert": "Verify an edit before applying it instead of reverting and redoing it",
-        "reread": "Keep notes instead of re-reading unchanged files",
-        "monologue": "Act instead of repeating the same message",
-        "chanting": "Stop repeating the same text and take an informative action",
-        "context_thrash": "Narrow the working set when context keeps being compacted",
-    }
-    return titles.get(kind, f"Avoid repeating {prog}{after}")[:120]
+_BIG_DIFF = 4
+"""More changed tokens than this: the working command is another command, not a tweak."""
+_QUOTED = re.compile(r"`[^`]*(?:`|$)", re.DOTALL)
 
 
-def _validated_path(finding: Finding) -> list[str]:
-    res = finding.resolution
-    assert res is not None
-    lines: list[str] = []
-    change = redact(res.change)
-    if change.startswith("same command after: "):
-        cause = change.removeprefix("same command after: ")
-        lines.append(f"Fix the cause first: {cause}.")
-        if res.action:
-            lines.append(f"Then run `{redact(res.action)[:200]}` again; it now succeeds.")
-    elif change.startswith("command changed: "):
-        lines.append("Read the error and change the command itself, not its cosmetics.")
-        if res.action:
-            lines.append(f"The command that worked: `{redact(res.action)[:200]}`.")
+def _small_diff(lesson: Lesson) -> bool:
+    fix = lesson.fix
+    return bool(fix.removed or fix.added) and len(fix.removed) + len(fix.added) <= _BIG_DIFF
+
+
+def how(lesson: Lesson) -> str:
+    """This loop's cause and fix in words (fills ``{how}`` of the class principle)."""
+    fix = lesson.fix
+    parts = [lesson.cause] if lesson.cause else []
+    if fix.edit_note:
+        parts.append(fix.edit_note)
+    elif fix.inserted:
+        steps = ", then ".join(code(one_line(s, 60)) for s in fix.inserted[:3])
+        parts.append(f"{steps} came before the attempt that worked")
+    elif not lesson.tool == "bash" and lesson.failing_action.split()[:1] != \
+            lesson.resolving_action.split()[:1] and lesson.resolving_action:
+        parts.append(f"{code(lesson.resolving_action)} worked where "
+                     f"{code(lesson.failing_action.split()[0])} kept failing")
+    elif _small_diff(lesson):
+        changes = []
+        if fix.removed:
+            changes.append(code(" ".join(fix.removed)) + " dropped")
+        if fix.added:
+            changes.append(code(" ".join(fix.added)) + " added")
+        parts.append(" and ".join(changes))
     else:
-        lines.append(change[:300])
-        if res.action:
-            lines.append(f"Run `{redact(res.action)[:200]}`.")
-    lines.append("Confirm the output differs from the failing attempts before moving on.")
+        parts.append(f"{code(one_line(lesson.resolving_action, 80))} worked instead")
+    return "here " + "; ".join(parts)
+
+
+def _head(lesson: Lesson) -> str:
+    """The symptom as a title quotes it: its first line, text quoted inside it elided."""
+    line = lesson.symptom_line
+    at = lesson.symptom.find(line.rstrip(" …"))
+    if "`" in line and at >= 0:
+        line = _QUOTED.sub("…", lesson.symptom[at:]).splitlines()[0]
+    line = re.sub(r"^E\s+", "", line.strip())  # pytest's error gutter
+    return code(one_line(line.replace("`", "'"), 70))
+
+
+def title(lesson: Lesson) -> str:
+    """Symptom, then the fix: ``\\`tsc: command not found\\`: install ... (\\`bun install\\`)``."""
+    cls = CLASS_BY_ID[lesson.error_class]
+    fix = cls.title.format(program=lesson.program, target=lesson.target or lesson.program)
+    extra = ""
+    if lesson.fix.inserted and not cls.harness:
+        extra = f" ({code(one_line(lesson.fix.inserted[0], 40))})"
+    elif lesson.fix.added and _small_diff(lesson) and not cls.harness:
+        extra = f" ({code(one_line(' '.join(lesson.fix.added), 40))})"
+    return f"{_head(lesson)}: {fix}{extra}"
+
+
+def _trap(lesson: Lesson) -> str:
+    if lesson.attempts > 1:
+        head = (f"{lesson.attempts} attempts failed, the last one "
+                f"{code(bound(lesson.failing_action, 120))}, with:")
+    else:
+        head = f"{code(bound(lesson.failing_action, 120))} failed with:"
+    lines = [head, "", "```text", lesson.symptom.replace("```", "'''"), "```"]
+    fix = lesson.fix
+    if fix.edit_tried:
+        lines.append("")
+        lines.append(f"The old text had {code(fix.edit_tried)}"
+                     + (f"; the file held {code(fix.edit_found)}" if fix.edit_found else "")
+                     + (f" ({fix.edit_note})." if fix.edit_note else "."))
+    if lesson.cause:
+        lines.append("")
+        lines.append(f"Cause: {lesson.cause}.")
+    cost = [f"{lesson.wasted_steps} wasted step" + ("s" if lesson.wasted_steps != 1 else "")]
+    if lesson.wasted_tokens:
+        cost.append(f"{lesson.wasted_tokens:,} tokens")
+    if lesson.wasted_seconds:
+        cost.append(f"{lesson.wasted_seconds:.0f} s")
+    lines.append("")
+    lines.append("Retrying without changing the cause cost " + ", ".join(cost) + ".")
+    return "\n".join(lines)
+
+
+def _path(lesson: Lesson) -> list[str]:
+    kinds = lesson.fix.kinds
+    lines: list[str] = []
+    if lesson.error_class == "user_refused":
+        lines.append("Stop after the refusal and answer what the user said before acting "
+                     "again.")
+    inserted_kinds = [k for k in kinds if k in _STEP_WORDS]
+    for n, step in enumerate(lesson.fix.inserted):
+        word = _STEP_WORDS.get(inserted_kinds[n] if n < len(inserted_kinds) else "", "Run")
+        lines.append(f"{word}: {code(step)}.")
+    if lesson.failing_action == lesson.resolving_action and "edit_args" in kinds:
+        changes = [f"{code(k)} added" for k in lesson.fix.added] + [
+            f"{code(k)} left out" for k in lesson.fix.removed]
+        lines.append(f"Resend {code(lesson.resolving_action)} with "
+                     + " and ".join(changes) + "; it succeeds.")
+    elif (lesson.fix.removed or lesson.fix.added) and _small_diff(lesson):
+        lines.append(f"Change the command: {code(lesson.failing_action)} -> "
+                     f"{code(lesson.resolving_action)}; it succeeds.")
+    elif lesson.fix.removed or lesson.fix.added:
+        lines.append(f"Instead of {code(lesson.failing_action)}, run "
+                     f"{code(lesson.resolving_action)}; it succeeds.")
+    else:
+        lines.append(f"{code(lesson.resolving_action)} succeeds.")
+    if lesson.verify and lesson.verify != lesson.resolving_action:
+        lines.append(f"{code(lesson.verify)} passes.")
     return [f"{n}. {line}" for n, line in enumerate(lines, 1)]
 
 
-def heuristic_draft(traj: Trajectory, finding: Finding, verdict: Verdict | None,
-                    backend: Backend, store_context: StoreContext) -> Draft | None:
-    """A playbook built from one finding alone; None when nothing in the log validated a path."""
+def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
+                      verdict: Verdict | None, backend: Backend,
+                      store_context: StoreContext) -> Draft:
+    """The playbook a lesson teaches (offline)."""
     from .draft import provenance
 
-    if finding.resolution is None:
-        return None
-    first = traj.steps[finding.steps[0]] if finding.steps and 0 <= finding.steps[0] < len(
-        traj.steps) else None
-    command = _command(first) if first else ""
-    program = _program(command) if first is not None and first.tool == "bash" else ""
-    error = _error_text(traj, finding)
-    err_class = _error_class(error)
-    domain, domain_title, domain_desc = _domain(program, store_context)
-    attempts = finding.wasted_steps + 1
-    trap = [redact(finding.summary) if finding.summary else ""]
-    if command:
-        trap.append(f"The agent ran `{command}` {attempts} times"
-                    + (f"; each attempt failed with `{error}`." if error else "."))
-    trap.append("Nothing between the attempts could change the result, so "
-                f"{finding.wasted_steps} step(s)"
-                + (f" and {finding.wasted_tokens:,} tokens" if finding.wasted_tokens else "")
-                + " were wasted.")
-    subject = f"`{program}`" if program else "an action"
-    description = (f"Trigger when {subject} fails"
-                   + (f" with {err_class}" if err_class else "")
-                   + (f" (`{error[:160]}`)" if error else "")
-                   + " and the next move would be to run it again, or a cosmetic variant of it, "
-                   "without changing what caused the failure.")
-    checklist = [
-        f"`{command[:80]}` no longer fails" + (f" with {err_class}" if err_class else "")
-        if command else "The repeated action now succeeds",
-        "Something that affects the failure changed before each retry (an edit, an install, "
-        "a different input)",
-        "No action was run a third time with the same arguments and the same error",
-    ]
+    cls = CLASS_BY_ID[lesson.error_class]
+    domain, domain_title, domain_desc = _domain(lesson.program, cls.harness, store_context)
+    subject = code(lesson.program) if lesson.program else "a tool call"
+    description = (f"Trigger when {subject} fails with {code(one_line(lesson.symptom_line, 200))}"
+                   f" ({cls.label})"
+                   + (f" on {code(lesson.target)}" if lesson.target != lesson.program else "")
+                   + " and the next move would be to retry it without changing the cause.")
+    passing = lesson.verify or lesson.resolving_action
+    checklist = [f"{code(bound(passing, 120))} succeeds",
+                 cls.check.format(program=lesson.program, target=lesson.target)]
+    if lesson.fix.added and _small_diff(lesson):
+        checklist.append(f"The command uses {code(' '.join(lesson.fix.added))}"
+                         + (f" instead of {code(' '.join(lesson.fix.removed))}"
+                            if lesson.fix.removed else ""))
     keywords = list(dict.fromkeys(
-        w for w in [*finding.kind.split("_"), program.lower(), err_class.lower(), "agent-loop"]
-        if w and len(w) > 2 and " " not in w and w.isascii()
-    ))[:8]
-    while len(keywords) < 3:
-        keywords.append(["retry", "wasted-steps", "agent"][len(keywords)])
+        w for w in [*lesson.error_class.split("_"), lesson.program.lower(),
+                    (lesson.agent or "").lower(), (lesson.tool or "").lower()]
+        if w and len(w) > 2 and " " not in w and w.isascii()))[:8]
+    for extra in ("agent-loop", "retry", "error"):
+        if len(keywords) >= 3:
+            break
+        if extra not in keywords:
+            keywords.append(extra)
     complexity: Literal["low", "medium", "high"] = (
-        "low" if finding.wasted_steps <= 2 else "medium" if finding.wasted_steps <= 5 else "high"
-    )
-    objective = (f"Get `{command}` to succeed without repeating it unchanged." if command
-                 else "Make progress without repeating actions that produce no new information.")
+        "low" if lesson.wasted_steps <= 2 else "medium" if lesson.wasted_steps <= 5 else "high")
+    objective = (f"Get {code(bound(lesson.failing_action, 80))} to work without retrying it "
+                 "unchanged."
+                 if lesson.failing_action else "Get the failing step to work.")
+    prov = provenance(traj, finding, verdict, backend, "heuristic")
+    # The finding's signature stays the key (review, ledger); the lesson's joins it, so the
+    # same lesson from another session or finding is a duplicate of this playbook.
+    prov["signatures"] = [finding.signature, lesson.signature]
+    prov["lesson"] = {"class": lesson.error_class, "target": lesson.target,
+                      "delta": lesson.fix.kinds}
     return Draft(
-        title=_title(finding.kind, program, err_class, command),
-        description=description[:1024],
-        domain=domain,
-        domain_title=domain_title,
-        domain_description=domain_desc,
-        keywords=keywords,
-        complexity=complexity,
-        objective=objective,
-        trap="\n".join(t for t in trap if t),
-        insight=INSIGHTS.get(finding.kind, DEFAULT_INSIGHT),
-        validated_path="\n".join(_validated_path(finding)),
-        checklist=checklist,
-        provenance=provenance(traj, finding, verdict, backend, "heuristic"),
+        title=title(lesson), description=bound(description, 1024), domain=domain,
+        domain_title=domain_title, domain_description=domain_desc, keywords=keywords,
+        complexity=complexity, objective=objective, trap=_trap(lesson),
+        insight=cls.principle.format(how=how(lesson), program=lesson.program,
+                                     target=lesson.target),
+        validated_path="\n".join(_path(lesson)), checklist=checklist, provenance=prov,
     )

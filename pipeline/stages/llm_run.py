@@ -19,8 +19,8 @@ from .draft import (
     _settings_of,
     draft_request,
     heuristic_drafts,
+    lesson_findings,
     parse_draft_reply,
-    select_findings,
 )
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
 from .view import StoreContext
@@ -55,16 +55,18 @@ class _Session:
     def __init__(self, traj: Trajectory, findings: list[Finding], backend: Backend,
                  store: StoreContext) -> None:
         self.traj, self.findings, self.backend, self.store = traj, findings, backend, store
-        self.chosen = select_findings(findings, _settings_of(backend).max_drafts_per_session)
+        self.chosen, self.lessons, notes = lesson_findings(
+            traj, findings, _settings_of(backend).max_drafts_per_session)
         self.verdict: Verdict | None = verdict_from_log(traj)
         self.drafts: list[Draft] | None = None if self.chosen else []
-        self.failures: list[str] = []
+        self.failures: list[str] = notes
         self.pending: list[LLMRequest] = []
         # A session without findings yields no playbook, so the model is not asked at all.
         if self.verdict is None and findings:
             self.pending.append(judge_request(traj, findings, backend))
         if self.chosen:
-            self.pending.append(draft_request(traj, self.chosen, backend, store))
+            self.pending.append(draft_request(traj, self.chosen, backend, store,
+                                              lessons=self.lessons))
 
     def take(self) -> list[LLMRequest]:
         out, self.pending = self.pending, []
@@ -83,13 +85,13 @@ class _Session:
                 self.verdict = unscored(decided_by, why or "no reply")
             return
         drafts, why = parse_draft_reply(reply, self.traj, self.chosen, self.verdict,
-                                        self.backend)
+                                        self.backend, self.lessons)
         if drafts is not None:
             self.drafts = drafts
         elif request.attempt == 1:
             self.failures.append(f"attempt 1: {why}")
             self.pending.append(draft_request(self.traj, self.chosen, self.backend, self.store,
-                                              repair=why))
+                                              repair=why, lessons=self.lessons))
         else:
             self.failures.append(f"undrafted: {why}")
             self.drafts = []
@@ -107,8 +109,7 @@ class _Session:
 def _offline(traj: Trajectory, findings: list[Finding], backend: Backend,
              store: StoreContext) -> SessionResult:
     verdict = heuristic_verdict(traj)
-    chosen = select_findings(findings, _settings_of(backend).max_drafts_per_session)
-    result: DraftResult = heuristic_drafts(traj, chosen, verdict, backend, store)
+    result: DraftResult = heuristic_drafts(traj, findings, verdict, backend, store)
     return SessionResult(traj, findings, verdict, result.drafts, result.failures)
 
 

@@ -1,7 +1,8 @@
 """The compact view of one session that the model sees instead of the whole transcript.
 
-It holds the task, each loop (its evidence and error signature: the trap), the steps that
-resolved it (the validated path), the outcome, the store's categories and the existing titles
+It holds the task, each loop's lesson (the real error text, its class, the fix delta, the
+edit difference, the steps between the last failure and the success, the cost; findings
+without a lesson are not shown), the outcome, the store's categories and the existing titles
 that share words with the session (at most 20, however big the store). A token budget is
 enforced by shrinking the least useful parts first: existing titles, then category
 descriptions, then evidence quotes, then step text, then the task, then the weakest findings.
@@ -16,9 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..privacy import redact
-from ..model import Finding, Trajectory
+from ..lessons.text import relativize, roots_of
+from ..model import Finding, Lesson, Trajectory
 from ..normalize import truncate
+from ..privacy import redact
 
 OPEN = "<<<LOG"
 CLOSE = "LOG>>>"
@@ -134,9 +136,62 @@ def _finding_block(index: int, finding: Finding, traj: Trajectory, level: _Level
     return "\n".join(lines)
 
 
+def _lesson_block(index: int, finding: Finding, lesson: Lesson, traj: Trajectory,
+                  level: _Level) -> str:
+    """What the finding teaches: the real error, its class, the fix delta and the cost."""
+    fix = lesson.fix
+    lines = [
+        f"### Finding {index}: {lesson.class_label} ({lesson.attempts} failing attempt(s), "
+        f"{lesson.wasted_steps} wasted step(s), steps {finding.steps[0] if finding.steps else '?'}"
+        f"-{lesson.resolving_step})",
+        f"Error class: {lesson.error_class}" + (" (a tool-usage rule of the agent harness)"
+                                                if lesson.harness else ""),
+        f"Target: {lesson.target or '(none)'}",
+        "Error the tool printed (harness boilerplate removed):",
+        quote(lesson.symptom, max(level.quote * 2, 300)),
+        "Last failing attempt:",
+        quote(lesson.failing_action, level.step_text),
+    ]
+    if fix.edit_tried or fix.edit_note:
+        lines.append("Edit difference (what the agent tried to replace vs what the file held):")
+        lines.append(quote(f"tried: {fix.edit_tried or '?'}\nfile held: "
+                           f"{fix.edit_found or '(no read of the file shows it)'}\n"
+                           f"difference: {fix.edit_note or 'the lines differ'}", level.step_text))
+    if fix.inserted:
+        lines.append("State-changing steps inserted before the attempt that worked, in order:")
+        lines.append(quote("\n".join(fix.inserted), level.step_text))
+    if fix.removed or fix.added:
+        lines.append("Argument difference of the command (token diff):")
+        lines.append(quote(f"removed: {' '.join(fix.removed) or '-'}\n"
+                           f"added: {' '.join(fix.added) or '-'}", level.quote))
+    if lesson.between and level.evidence > 1:
+        lines.append("All steps between the last failure and the success:")
+        lines.append(quote("\n".join(lesson.between), level.step_text))
+    lines.append("The attempt that worked (same target):")
+    lines.append(quote(lesson.resolving_action, level.step_text))
+    step = traj.steps[lesson.resolving_step] if lesson.resolving_step is not None and \
+        0 <= lesson.resolving_step < len(traj.steps) else None
+    if step is not None and step.output and level.step_text > 150:
+        lines.append("Its result:")
+        lines.append(quote(relativize(step.output, roots_of(traj.extra.get("cwd"))),
+                           level.step_text // 2))
+    if lesson.verify and lesson.verify != lesson.resolving_action:
+        lines.append("Then passed:")
+        lines.append(quote(lesson.verify, level.quote))
+    cost = [f"{lesson.wasted_steps} wasted steps"]
+    if lesson.wasted_tokens:
+        cost.append(f"{lesson.wasted_tokens} tokens")
+    if lesson.wasted_seconds:
+        cost.append(f"{lesson.wasted_seconds:.0f} seconds")
+    lines.append("Cost: " + ", ".join(cost))
+    return "\n".join(lines)
+
+
 def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, level: _Level,
-            outcome: str) -> str:
-    parts = ["## Task", quote(traj.task or "(the log does not state the task)", level.task)]
+            outcome: str, lessons: list[Lesson] | None = None) -> str:
+    roots = roots_of(traj.extra.get("cwd"))
+    parts = ["## Task", quote(relativize(traj.task or "(the log does not state the task)",
+                                         roots), level.task)]
     parts.append("## Outcome")
     parts.append(outcome)
     signals = outcome_lines(traj)
@@ -144,11 +199,14 @@ def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, leve
         parts.append("Signals from the log:\n" + "\n".join(signals))
     if traj.outcome.final_message:
         parts.append("Agent's final message:")
-        parts.append(quote(traj.outcome.final_message, level.step_text))
+        parts.append(quote(relativize(traj.outcome.final_message, roots), level.step_text))
     parts.append("## Loops found")
     shown: dict[int, int] = {}
     for i, finding in enumerate(findings[: level.findings]):
-        parts.append(_finding_block(i, finding, traj, level, shown))
+        if lessons is not None:
+            parts.append(_lesson_block(i, finding, lessons[i], traj, level))
+        else:
+            parts.append(_finding_block(i, finding, traj, level, shown))
     parts.append("## Store categories (id: name - description)")
     if store.categories:
         for cid, name, desc in store.categories:
@@ -190,6 +248,7 @@ def build_view(
     *,
     budget_tokens: int = 6000,
     outcome: str = "unknown",
+    lessons: list[Lesson] | None = None,
 ) -> str:
     """The compact, redacted view of one session for the drafting prompt.
 
@@ -199,13 +258,15 @@ def build_view(
         store: Categories and titles of the store.
         budget_tokens: Upper bound on the view's estimated tokens.
         outcome: One line on how the run ended (the log's own verdict when it has one).
+        lessons: The lesson of each finding (same order); when given, each finding is shown
+            as its lesson (error text, class, fix delta, edit difference, cost).
 
     Returns:
         Markdown text; every piece of log text sits inside a ``<<<LOG`` block.
     """
     view = ""
     for level in _LEVELS:
-        view = _render(traj, findings, store, level, outcome)
+        view = _render(traj, findings, store, level, outcome, lessons)
         if estimate_tokens(view) <= budget_tokens:
             return view
     # Still too long at the tightest level (huge signatures): cut the tail, keep it valid.

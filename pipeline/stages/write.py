@@ -289,14 +289,45 @@ def write_candidates(
             target = report.results[dec.run_index].exp_id
         if dec.outcome == "duplicate":
             result = WriteResult("duplicate", target, related_to=target)
-            if target:
-                reinforce(ledger, target, item, dec.reason)
+            if target and reinforce(ledger, target, item, dec.reason):
+                _add_session(store, target, item, seen)
         else:
             result = _write_one(item, target, store, ledger, backend, model, seen)
         report.results.append(result)
         if on_written is not None:
             on_written(result)
     return report
+
+
+def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> None:
+    """Record a reinforcing session in the playbook's own provenance (every session shows).
+
+    The ledger row is the source of truth; a store that cannot rewrite provenance (or a file
+    gone since) only loses the copy in the file.
+    """
+    read = getattr(store, "read_experience", None)
+    update = getattr(store, "update_provenance", None)
+    if read is None or update is None:
+        return
+    try:
+        prov = dict(read(exp_id).provenance or {})
+    except (StoreError, OSError):
+        return
+    sessions = list(prov.get("sessions") or [])
+    known = {s.get("id") if isinstance(s, dict) else s for s in sessions}
+    if item.session_id in known:
+        return
+    entry = dict(next((s for s in (item.draft.provenance or {}).get("sessions", [])
+                       if isinstance(s, dict) and s.get("id") == item.session_id),
+                      {"id": item.session_id}))
+    sessions.append(entry)
+    prov["sessions"] = sessions
+    prov["reinforcements"] = int(prov.get("reinforcements") or 0) + 1
+    prov["last_seen"] = seen
+    try:
+        update(exp_id, prov)
+    except (StoreError, OSError):
+        return
 
 
 def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,

@@ -149,12 +149,36 @@ def example_for_schema(schema: dict[str, Any], seed: str, name: str = "value") -
     return f"{name} {seed}"
 
 
+_LESSON_CLASS = re.compile(r"^Error class: (\w+)", re.MULTILINE)
+_WORKED = re.compile(r"The attempt that worked \(same target\):\n<<<LOG\n(.*)\n")
+
+
+def _lesson_fields(body: dict[str, Any], reply: Any) -> Any:
+    """Fill a draft's insight and path the way a model reading the lesson would.
+
+    It names the error class and quotes the attempt that worked, so the auto reply passes
+    the draft validation.
+    """
+    text = _body_text(body)
+    drafts = reply.get("drafts") if isinstance(reply, dict) else None
+    found = _LESSON_CLASS.search(text)
+    if not drafts or found is None:
+        return reply
+    worked = _WORKED.search(text)
+    cls = found.group(1).replace("_", " ")
+    for item in drafts:
+        item["insight"] = (f"The {cls} error names its cause; change what it names before "
+                           "the next attempt.")
+        item["validated_path"] = f"1. `{worked.group(1) if worked else 'the fix'}`"
+    return reply
+
+
 def auto_reply(body: dict[str, Any]) -> str:
     """Reply text for ``body``: JSON filling its response schema, or a short text."""
     config = body.get("generationConfig") or {}
     schema = config.get("responseJsonSchema") or config.get("responseSchema")
     if isinstance(schema, dict):
-        return json.dumps(example_for_schema(schema, _seed(body)))
+        return json.dumps(_lesson_fields(body, example_for_schema(schema, _seed(body))))
     return "ok"
 
 

@@ -1,0 +1,93 @@
+"""Quality gate: a draft a reader would not trust is dropped before it is written.
+
+Shared by both backends and run where drafts are screened (``mine._collect``). Each problem
+is a ``"<problem>: <field>"`` string; the part before the colon is what the run summary
+counts and the ledger records. A draft is dropped, never repaired.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..lessons.tables import BOILERPLATE_RE
+from ..model import Draft
+
+PROBLEMS = ("raw tool-call id", "placeholder tool name", "absolute home path",
+            "boilerplate as the error", "text cut mid-token", "detector jargon")
+"""Every problem the gate reports (the bench prints a count for each, target 0)."""
+
+_CALL_ID = re.compile(r"\b(?:toolu_[A-Za-z0-9]{8,}|call_[A-Za-z0-9]{8,}|fc_[0-9a-f]{8,}|"
+                      r"tooluse_[\w-]{8,}|functions\.\w+:\d+)")
+_PLACEHOLDER = re.compile(r"`(?:other|unknown|tool)(?: [^`]*)?`|\b(?:tool|program) `?other`?\b")
+_HOME = re.compile(r"(?<![\w.~-])(?:/Users|/home|/root)/[^\s/`'\"]+|[A-Z]:\\\\?Users\\\\")
+_JARGON = re.compile(r"\b(?:exact_repeat|rerun_unchanged|near_repeat|retry_variation|"
+                     r"edit_retry|edit_revert|context_thrash|text_loops?|reread|monologue|"
+                     r"chanting|error_signature|wasted_source_ids)\b")
+_BOILER_PHRASES = re.compile(
+    r"}</tool_use_error>|<tool_use_error>|DO NOT re-run the same failed edit command|"
+    r"The user doesn't want to proceed with this tool use|Sibling tool call errored|"
+    r"Your proposed edit has introduced new syntax error|No tool calls found in the response|"
+    r"\[Request interrupted by user", re.IGNORECASE)
+_FENCE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_PROSE = ("title", "description", "objective", "trap", "insight", "validated_path")
+
+
+def _fields(draft: Draft) -> Iterator[tuple[str, str]]:
+    for name in _PROSE:
+        yield name, str(getattr(draft, name))
+    for n, item in enumerate(draft.checklist):
+        yield f"checklist[{n}]", item
+
+
+def _cut(text: str) -> bool:
+    """True when a code span is left open or ends inside a quoted string without ``…``."""
+    prose = _FENCE.sub("", text)
+    spans = list(_SPAN.finditer(prose))
+    rest = _SPAN.sub("", prose)
+    if "`" in rest:
+        return True
+    for span in spans:
+        body = span.group(2)
+        if body.count('"') % 2 and not body.rstrip().endswith("…"):
+            return True
+    return False
+
+
+def _boilerplate(name: str, text: str) -> bool:
+    if _BOILER_PHRASES.search(text):
+        return True
+    if name in ("title", "trap"):
+        quoted = [m.group(2) for m in _SPAN.finditer(text)]
+        quoted += [ln for m in _FENCE.finditer(text) for ln in m.group(0).splitlines()[1:-1]]
+        candidates = [q.strip() for q in quoted if q.strip()]
+        if name == "title" and candidates:
+            candidates = candidates[:1]
+        return bool(candidates) and all(BOILERPLATE_RE.fullmatch(c) for c in candidates)
+    return False
+
+
+def quality_problems(draft: Draft) -> list[str]:
+    """Why ``draft`` must not be written (empty when it passes the gate)."""
+    found: list[str] = []
+
+    def add(problem: str, where: str) -> None:
+        entry = f"{problem}: {where}"
+        if entry not in found:
+            found.append(entry)
+
+    for name, text in _fields(draft):
+        if _CALL_ID.search(text):
+            add("raw tool-call id", name)
+        if _PLACEHOLDER.search(text):
+            add("placeholder tool name", name)
+        if _HOME.search(text):
+            add("absolute home path", name)
+        if _boilerplate(name, text):
+            add("boilerplate as the error", name)
+        if _cut(text):
+            add("text cut mid-token", name)
+        if _JARGON.search(_FENCE.sub("", text)):
+            add("detector jargon", name)
+    return found
