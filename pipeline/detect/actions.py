@@ -338,7 +338,9 @@ def _classify_shell(command: str, info: Info) -> None:
         info.cls = "inspect"
     elif prog in ("curl", "wget", "http", "nc"):
         info.cls = "web"
-    elif prog in _WRITE_PROGS or writes:
+    elif prog in _WRITE_PROGS or (writes and not (
+            not main.redirects and all(is_cleanup(g.argv) for g in segs if g is not main))):
+        # `rm -rf dist && bun run typecheck` runs the typecheck; clearing output is set-up.
         info.cls = "write"
         info.content = _whole_content(command, parsed)
     else:
@@ -797,7 +799,7 @@ def run_tail(info: Info) -> str:
 
 
 _BUILD_DIRS = re.compile(r"(^|/)(build\w*|dist|target|out|_build|\.pytest_cache|__pycache__|"
-                         r"\.cache|cmake-build[\w-]*|node_modules/\.cache)/?$")
+                         r"\.cache|cmake-build[\w-]*|\.turbo|\.next|\.mypy_cache)(/|$)")
 
 
 def is_cleanup(argv: list[str]) -> bool:
