@@ -2,7 +2,8 @@
 
 1. Mines ../shared/trajectories offline (`orf mine --backend heuristic`) into a temp store.
 2. Queries are the raw outputs of the failing steps each playbook was mined from (the error
-   text an agent sees, not the playbook's own words); recall@1/@3 = share of queries whose
+   text an agent sees, not the playbook's own words), as logged and as another project would
+   print them (quoted text, paths and numbers replaced); recall@1/@3 = share of queries whose
    playbook ranks first / in the top 3. Reported on the mined store alone and with the mined
    playbooks hidden among synthetic ones (--n, default 10,000).
 3. Search latency on the large store: one query in-process (index loaded, as `orf mcp` holds
@@ -22,6 +23,7 @@ import datetime
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import ParseContext, discover, parse_source
+from pipeline.agents.bm25 import tokenize
+from pipeline.agents.hook import error_focus, trap_matches
 from pipeline.agents.search import SearchIndex
 from pipeline.orf import Experience, Store
 from pipeline.orf.render import render_body, render_frontmatter
@@ -98,6 +102,22 @@ def queries(store: Path) -> list[tuple[str, str]]:
                         seen.add(text)
                         out.append((exp.id, text))
     return out
+
+
+_QUOTED = re.compile(r"(['\"`])([^'\"`\n]{1,200})\1")
+_PATH = re.compile(r"(?:[\w.@-]+/)+([\w@-]+)(\.\w+)?")
+_NUMBER = re.compile(r"\b\d+\b")
+
+
+def other_session(text: str, rng: random.Random) -> str:
+    """The same error as another project would print it: quoted text, paths and numbers
+    replaced by made-up ones (the error's own words stay)."""
+    def ident() -> str:
+        return f"{rng.choice(THINGS)}_{rng.choice(WORDS)}{rng.randrange(100)}"
+
+    text = _QUOTED.sub(lambda m: f"{m.group(1)}{ident()}{m.group(1)}", text)
+    text = _PATH.sub(lambda m: f"src/{ident()}/{ident()}{m.group(2) or ''}", text)
+    return _NUMBER.sub(lambda m: str(rng.randrange(1, 999)), text)
 
 
 def recall(index: SearchIndex, qs: list[tuple[str, str]]) -> tuple[float, float, list[str]]:
@@ -239,13 +259,25 @@ def main() -> None:
         exps: list[Experience] = Store(mined).experiences()
         print(f"queries: {len(qs)} failing-step outputs of {len({q[0] for q in qs})} of "
               f"{len(exps)} playbooks")
+        # Some loops mix errors (an edit retried with a missing argument, then with stale
+        # text): the outputs that show the playbook's own recorded error are its trap's.
+        docs = {d.id: d for d in SearchIndex.load(mined).docs}
+        own = [(e, t) for e, t in qs
+               if trap_matches(docs[e], set(tokenize(error_focus(t))))]
+        print(f"  of which {len(own)} show the playbook's own recorded error (its trap)")
+        rng = random.Random(5)
+        batches = {"as logged": qs, "other names/paths/numbers":
+                   [(exp_id, other_session(text, rng)) for exp_id, text in qs],
+                   "its trap's outputs only": own}
         for label, store in (("mined store", mined),
                              (f"mined among {args.n:,}", big_store(mined, tmp / "big", args.n))):
-            r1, r3, misses = recall(SearchIndex.load(store), qs)
-            print(f"recall ({label}): @1 {r1:.2f}, @3 {r3:.2f}")
-            if args.show_misses:
-                for miss in misses:
-                    print(f"    miss: {miss}")
+            index = SearchIndex.load(store)
+            for kind, batch in batches.items():
+                r1, r3, misses = recall(index, batch)
+                print(f"recall, {label}, queries {kind}: @1 {r1:.2f}, @3 {r3:.2f}")
+                if args.show_misses:
+                    for miss in misses:
+                        print(f"    miss: {miss}")
         print(f"search latency, {args.n:,} playbooks:")
         search_speed(tmp / "big", qs, env)
         print(f"hook latency, {args.hook_n:,} playbooks (`orf hook claude-code`, subprocess):")

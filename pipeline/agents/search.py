@@ -1,8 +1,8 @@
 """Ranked playbooks for a task description or an error text, from a cached BM25 index.
 
 The index covers title, description, keywords, trap and the error lines a playbook records
-(in ``provenance`` or quoted in its description and trap), the fields that say *when* a
-playbook applies. It is cached per store in the user's cache folder (a store may be
+(in ``provenance``, or as code spans of its title, description and trap), the fields that
+say *when* a playbook applies. It is cached per store in the user's cache folder (a store may be
 read-only) and checked against every playbook's size and mtime on each load: only changed
 files are parsed again. A playbook is read with one ``read_text`` of a file that writers
 replace atomically, and its stamp is taken before the read, so a reader never indexes a
