@@ -407,3 +407,13 @@ def test_a_script_that_only_reads_changes_nothing(tmp_path: Path) -> None:
     check = "python3 - <<'PY'\nimport py_compile\npy_compile.compile('shop/money.py')\nPY"
     t = _atif(tmp_path, [view, _bash(check, ""), view])
     assert _reps(t) == {2: (0, 0, "exact", True)}
+
+
+def test_clearing_output_then_running_is_a_run(tmp_path: Path) -> None:
+    from pipeline.detect.actions import analyze
+
+    t = _atif(tmp_path, [_bash("rm -rf packages/core/dist && bun run typecheck", "ok"),
+                         _bash("rm -rf node_modules/.cache/turbo && bun run typecheck", "ok")])
+    assert [i.cls for i in analyze(t) if i.cls != "none"] == ["run", "run"]
+    # A repeat; passing after a cleared cache is not called waste (only the same failure is).
+    assert {k: v[2:] for k, v in _reps(t).items()} == {1: ("rerun", False)}
