@@ -208,7 +208,7 @@ CASES: dict[str, dict[str, Any]] = {
         ),
         "error": "String to replace not found in file.",
         "path": [
-            "1. Read the file again: `read app/cart.py`.",
+            "1. Read the file: `read app/cart.py`.",
             "2. `edit app/cart.py` succeeds.",
             "3. `pytest tests/test_cart.py` passes.",
         ],
@@ -244,7 +244,7 @@ CASES: dict[str, dict[str, Any]] = {
         ),
         "error": "File has not been read yet. Read it first before writing to it.",
         "path": [
-            "1. Read the file again: `read app/settings.py`.",
+            "1. Read the file: `read app/settings.py`.",
             "2. `write app/settings.py` succeeds.",
         ],
     },
@@ -291,7 +291,7 @@ CASES: dict[str, dict[str, Any]] = {
         ),
         "path": [
             "1. Stop after the refusal and answer what the user said before acting again.",
-            "2. Read the file again: `read migrations/0007_drop_sku.py`.",
+            "2. Read the file: `read migrations/0007_drop_sku.py`.",
             "3. `edit migrations/0007_drop_sku.py` succeeds.",
         ],
     },

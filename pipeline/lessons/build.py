@@ -71,7 +71,10 @@ def program_of(command: str) -> str:
 
     Past ``cd x &&``, ``sudo``, ``env``, variable assignments and ``python -m``.
     """
-    words = _PREFIX.sub("", command.strip()).split()
+    # ``rm -rf build && cd x && make``: the last command of a chain is the one that ran.
+    segments = [seg for seg in re.split(r"\s*(?:&&|;|\|\|)\s*", command.strip())
+                if seg and not re.match(r"(?:cd|pushd|export)\s", seg)]
+    words = _PREFIX.sub("", segments[-1] if segments else command.strip()).split()
     if len(words) >= 3 and words[0].startswith("python") and words[1] == "-m":
         return words[2]
     return words[0].rsplit("/", 1)[-1] if words else ""

@@ -32,6 +32,8 @@ def error_body(output: str) -> list[str]:
     lines: list[str] = []
     for raw in text.splitlines():
         line = LINE_PREFIX.sub("", _BULLET.sub("", raw.strip()))
+        if line.startswith("[") and line.endswith("]"):
+            line = line[1:-1].strip()  # OpenHands brackets its notices: ``[No exact match …]``
         if line and not BOILERPLATE_RE.fullmatch(line):
             lines.append(raw.rstrip() if raw.strip() == line else line)
     return lines

@@ -113,6 +113,10 @@ class ErrorClass:
     """A checklist item particular to the class."""
     harness: bool = False
     """Tool-usage error of the agent harness: the same trap whatever the task."""
+    alt_title: str = ""
+    """Title when the fix was another command, not an inserted step (empty: ``title``)."""
+    alt_principle: str = ""
+    """Principle when the fix was another command (empty: ``principle``)."""
 
 
 ERROR_CLASSES: tuple[ErrorClass, ...] = (
@@ -130,7 +134,7 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
         (r"String to replace not found", r"No replacement was performed",
          r"Found \d+ matches of the string to replace", r"did not appear verbatim",
          r"old_str .* (?:not found|did not)", r"Multiple occurrences of old_str",
-         r"no match(?:es)? found for"),
+         r"No exact match found in", r"no match(?:es)? found for"),
         "An edit that replaces text by value fails when the text is not exactly what the file "
         "holds now: {how}. Re-read the lines from the file itself and copy them exactly "
         "(indentation, line-number gutters and earlier edits included) before retrying.",
@@ -188,12 +192,18 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
         (r"command not found", r"not found in \$?PATH", r"executable file not found",
          r"is not recognized as an internal or external command",
          r"This is not the \w+ command you are looking for", r"No such file or directory.*bin/",
+         r"shim binary not found",
          r"^\S+: not found$"),
         "\"Command not found\" means the program is not installed where the shell looks, not "
         "that the command is wrong. Install or locate it once ({how}), then rerun the command "
         "that failed; switching launchers only changes the error message.",
         "install the missing program instead of trying other launchers",
-        "`{program}` resolves (`command -v {program}`) before the command is rerun"),
+        "`{program}` resolves (`command -v {program}`) before the command is rerun",
+        alt_title="run it with a program that is installed",
+        alt_principle="\"Command not found\" (or a shim with no target) means this name does "
+        "not resolve to an installed program here, not that the command is wrong: {how}. Check "
+        "what is installed (`command -v`) and call that, or install the missing one, instead "
+        "of rerunning the same name."),
     ErrorClass(
         "auth", "credentials or authentication",
         (r"\b401\b", r"\b403\b", r"Unauthorized", r"authentication (?:failed|required)",
@@ -240,7 +250,7 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
         "The edited file parses before it is run"),
     ErrorClass(
         "wrong_path", "wrong path or working directory",
-        (r"No such file or directory", r"File does not exist", r"FileNotFoundError",
+        (r"No such file or directory", r"can't cd to", r"File does not exist", r"FileNotFoundError",
          r"ENOENT", r"can't open file", r"not a git repository", r"pathspec .* did not match",
          r"does not exist", r"cannot access", r"Could not find .* file"),
         "The path is resolved from the working directory the command runs in; when it is "
@@ -296,7 +306,8 @@ EDIT_TOOLS = frozenset({"edit", "write", "str_replace", "create", "insert", "mul
                         "apply_patch"})
 """Normalized tool names that change a file."""
 
-PROBE = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version)(?:\s|$)")
+PROBE = re.compile(r"(?:^|\s)(?:--help|-h|--version|-V|help|version|--dry-run)(?:\s|$)|"
+                   r"\bmake\s+(?:-\w*n\w*)(?:\s|$)")
 """A command that only asks a program about itself: a diagnosis, never the fix."""
 
 RESOLUTION_WINDOW = 40

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import re
 
-# Sandbox and workspace roots of the benchmark harnesses: the repo root inside them.
-_SANDBOX = (r"(?:/workspace/[\w.-]+__[\w.-]+|/workspace|/testbed|/repo|/app|/code"
-            r"|/[\w.-]+__[\w.-]+|/tmp/[\w.-]+/repo)")
-_SANDBOX_DIR = re.compile(r"(?<![\w.~/-])" + _SANDBOX + "/")
-_SANDBOX_BARE = re.compile(r"(?<![\w.~/-])" + _SANDBOX + r"(?![\w./-])")
+# Sandbox and workspace roots of the benchmark harnesses: the repo root inside them. Specific
+# first: ``/workspace/owner__repo__1.0`` is a root, and so is ``/workspace`` alone.
+_SANDBOXES = (r"/workspace/[\w.-]+__[\w.-]+", r"/[\w.-]+__[\w.-]+", r"/tmp/[\w.-]+/repo",
+              r"/workspace", r"/testbed", r"/repo", r"/app", r"/code")
+_SANDBOX_RES = tuple((re.compile(r"(?<![\w.~/-])" + root + "/"),
+                      re.compile(r"(?<![\w.~/-])" + root + r"(?![\w./-])"))
+                     for root in _SANDBOXES)
 # The author's home: a path under it that is not under the session root keeps its tail only.
 _HOME_PATH = re.compile(r"(?<![\w.~/-])(?:/Users|/home|/root)/[^\s'\"`:,)]+")
 
@@ -32,8 +34,8 @@ def relativize(text: str, roots: list[str]) -> str:
     for root in roots:
         text = text.replace(root + "/", "")
         text = re.sub(re.escape(root) + r"(?![\w./-])", ".", text)
-    text = _SANDBOX_DIR.sub("", text)
-    text = _SANDBOX_BARE.sub(".", text)
+    for under, bare in _SANDBOX_RES:
+        text = bare.sub(".", under.sub("", text))
     return _HOME_PATH.sub(_tail, text)
 
 

@@ -56,7 +56,7 @@ _STEP_WORDS = {
     "lock": "Stop or clear what holds the resource",
     "edit": "Change the code",
     "permission": "Fix the permission",
-    "reread": "Read the file again",
+    "reread": "Read the file",
     "rewrite": "Rewrite the file",
 }
 """How each kind of inserted step reads in the validated path."""
@@ -121,10 +121,16 @@ def _head(lesson: Lesson) -> str:
     return code(one_line(line.replace("`", "'"), 70))
 
 
+def _another_command(lesson: Lesson) -> bool:
+    """True when the fix was another command rather than a state change before the same one."""
+    return not lesson.fix.inserted and bool(lesson.fix.removed or lesson.fix.added)
+
+
 def title(lesson: Lesson) -> str:
     """Symptom, then the fix: ``\\`tsc: command not found\\`: install ... (\\`bun install\\`)``."""
     cls = CLASS_BY_ID[lesson.error_class]
-    fix = cls.title.format(program=lesson.program, target=lesson.target or lesson.program)
+    template = cls.alt_title if cls.alt_title and _another_command(lesson) else cls.title
+    fix = template.format(program=lesson.program, target=lesson.target or lesson.program)
     extra = ""
     if lesson.fix.inserted and not cls.harness:
         extra = f" ({code(one_line(lesson.fix.inserted[0], 40))})"
@@ -231,7 +237,8 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
         title=title(lesson), description=bound(description, 1024), domain=domain,
         domain_title=domain_title, domain_description=domain_desc, keywords=keywords,
         complexity=complexity, objective=objective, trap=_trap(lesson),
-        insight=cls.principle.format(how=how(lesson), program=lesson.program,
-                                     target=lesson.target),
+        insight=(cls.alt_principle if cls.alt_principle and _another_command(lesson)
+                 else cls.principle).format(how=how(lesson), program=lesson.program,
+                                            target=lesson.target),
         validated_path="\n".join(_path(lesson)), checklist=checklist, provenance=prov,
     )
