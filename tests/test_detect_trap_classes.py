@@ -17,7 +17,9 @@ from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
 
 ERR = "Traceback (most recent call last):\nModuleNotFoundError: No module named 'shop'"
-LISTING = "total 24\ndrwxr-xr-x 1 root root 4096 .git\n-rw-r--r-- 1 root root 310 setup.py\n"
+LISTING = ("total 40\ndrwxr-xr-x 1 root root 4096 .git\n-rw-r--r-- 1 root root 310 setup.py\n"
+           "-rw-r--r-- 1 root root 900 README.md\ndrwxr-xr-x 1 root root 4096 shop\n"
+           "drwxr-xr-x 1 root root 4096 tests\n-rw-r--r-- 1 root root 120 tox.ini\n")
 
 
 def _atif(tmp_path: Path, calls: list[Call]) -> Trajectory:
@@ -417,3 +419,9 @@ def test_clearing_output_then_running_is_a_run(tmp_path: Path) -> None:
     assert [i.cls for i in analyze(t) if i.cls != "none"] == ["run", "run"]
     # A repeat; passing after a cleared cache is not called waste (only the same failure is).
     assert {k: v[2:] for k, v in _reps(t).items()} == {1: ("rerun", False)}
+
+
+def test_sibling_packages_that_look_alike_are_two_folders(tmp_path: Path) -> None:
+    small = "package.json\nsrc\ntsconfig.json\n"
+    t = _atif(tmp_path, [_bash("ls packages/core", small), _bash("ls packages/cli", small)])
+    assert _reps(t) == {}

@@ -135,6 +135,8 @@ class Info:
     """The step ended in an error."""
     out_fp: str | None = None
     """Masked fingerprint of the output (None when the output is empty)."""
+    out_lines: int = 0
+    """Lines of output (how much a listing showed)."""
     clipped: bool = False
     """The observation says it was clipped/truncated (a partial read)."""
     edit_old: str | None = None
@@ -590,6 +592,7 @@ def classify(step: Step) -> Info:
     if _polls(step, info):
         info.cls = "poll"
     info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
+    info.out_lines = step.output.count("\n") + 1 if step.output else 0
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
         # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.
         info.failed = False
@@ -752,13 +755,19 @@ def is_action(info: Info) -> bool:
     return info.cls not in ("none", "poll", "think", "finish", "task", "env")
 
 
+PLACE_LINES = 6
+"""Lines a listing must show before equal listings at two paths are taken for one folder."""
+
+
 def place_key(info: Info) -> tuple[str, str, str] | None:
     """A listing keyed by what it showed (None for other steps).
 
     The same folder under another spelling of its path (``/workspace/repo`` and ``/testbed``,
     one checkout mounted twice) lists the same names; another folder lists others.
     """
-    if info.cls != "list" or info.out_fp is None or info.failed:
+    # A few names (package.json, src, tsconfig.json) are shared by sibling folders of a
+    # monorepo; a checkout's root listed twice shows many.
+    if info.cls != "list" or info.out_fp is None or info.failed or info.out_lines < PLACE_LINES:
         return None
     flags = " ".join(w for w in info.canon.split(" ")[1:] if w.startswith("-"))
     return (info.program, flags, info.out_fp)
