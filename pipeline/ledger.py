@@ -511,6 +511,30 @@ class Ledger:
             "SELECT session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds"
             " FROM finding_history WHERE store = ?", (self.scope,)).fetchall()
 
+    def _window(self, since: float | None, until: float | None) -> tuple[Any, ...]:
+        return (self.scope, -1e18 if since is None else since, 1e18 if until is None else until)
+
+    def history_population(self, since: float | None = None,
+                           until: float | None = None) -> list[tuple[Any, ...]]:
+        """``(agent, model, programs, started_at)`` of every dated session, oldest first."""
+        return self.db.execute(
+            "SELECT agent, model, programs, started_at FROM session_history WHERE store = ?"
+            " AND started_at BETWEEN ? AND ? ORDER BY started_at",
+            self._window(since, until)).fetchall()
+
+    def history_hits(self, since: float | None = None,
+                     until: float | None = None) -> list[tuple[Any, ...]]:
+        """Every finding of a dated session in the window, with its session's facts.
+
+        Rows are ``(session_id, agent, model, started_at, signature, kind, wasted_steps,
+        wasted_tokens)``.
+        """
+        return self.db.execute(
+            "SELECT f.session_id, s.agent, s.model, s.started_at, f.signature, f.kind,"
+            " f.wasted_steps, f.wasted_tokens FROM finding_history f JOIN session_history s"
+            " ON s.store = f.store AND s.session_id = f.session_id WHERE f.store = ?"
+            " AND s.started_at BETWEEN ? AND ?", self._window(since, until)).fetchall()
+
     def signature_evidence(self, signatures: list[str]) -> tuple[int, int, int]:
         """Sessions of this store that hit any of ``signatures``, and their wasted steps/tokens."""
         if not signatures:

@@ -9,6 +9,7 @@ sessions take about a second (``bench/trends.py``).
 from __future__ import annotations
 
 import datetime
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -50,10 +51,11 @@ def iso(epoch: float | None) -> str | None:
 
 @dataclass
 class _Session:
+    """A session that hit at least one trap (the others are only counted)."""
+
     agent: str
     model: str
     start: float
-    programs: str
     sigs: dict[str, list[int]] = field(default_factory=dict)
     """signature -> [wasted_steps, wasted_tokens] summed over the session's findings."""
 
@@ -95,14 +97,11 @@ class TrendsReport:
 def _load(ledger: Ledger, since: float | None,
           until: float | None) -> tuple[dict[str, _Session], dict[str, _Trap]]:
     sessions: dict[str, _Session] = {}
-    for sid, agent, model, start, programs in ledger.history_sessions(since, until):
-        sessions[sid] = _Session(agent or UNKNOWN_AGENT, model or "", float(start),
-                                 programs or "")
     traps: dict[str, _Trap] = {}
-    for sid, sig, kind, steps, tokens, _seconds in ledger.history_findings():
+    for sid, agent, model, start, sig, kind, steps, tokens in ledger.history_hits(since, until):
         sess = sessions.get(sid)
         if sess is None:
-            continue  # outside the window
+            sess = sessions[sid] = _Session(agent or UNKNOWN_AGENT, model or "", float(start))
         cost = sess.sigs.setdefault(sig, [0, 0])
         cost[0] += steps or 0
         cost[1] += tokens or 0
@@ -117,35 +116,79 @@ def _load(ledger: Ledger, since: float | None,
     return sessions, traps
 
 
-def _side(sessions: list[_Session], sigs: frozenset[str]) -> dict[str, Any]:
-    hits = steps = tokens = 0
-    for s in sessions:
-        hit = False
+class _Population:
+    """Every session of the window by agent, sorted by start: counts are two bisections."""
+
+    def __init__(self, ledger: Ledger, since: float | None, until: float | None) -> None:
+        self.starts: dict[str, list[float]] = {}
+        self.spans: dict[str, dict[str, list[float]]] = defaultdict(dict)
+        self.groups: dict[tuple[str, str], int] = defaultdict(int)
+        programs_seen: dict[tuple[str, str], list[float]] = {}
+        # One pass in start order: each agent's list comes out sorted.
+        for agent, model, programs, start in ledger.history_population(since, until):
+            name = agent or UNKNOWN_AGENT
+            starts = self.starts.get(name)
+            if starts is None:
+                starts = self.starts[name] = []
+            starts.append(start)
+            self.groups[(name, model or "")] += 1
+            span = programs_seen.get((name, programs or ""))
+            if span is None:
+                programs_seen[(name, programs or "")] = [start, start]
+            else:
+                span[1] = start
+        self.total = sum(len(v) for v in self.starts.values())
+        for (name, programs), (first, last) in programs_seen.items():
+            for prog in programs.split():
+                span = self.spans[name].setdefault(prog, [first, last])
+                span[0] = min(span[0], first)
+                span[1] = max(span[1], last)
+
+    def count(self, agents: set[str], after: float = float("-inf"),
+              before: float = float("inf"), *, inclusive: bool = False) -> int:
+        """Sessions of ``agents`` started in ``(after, before)`` (``[after, ...)`` if inclusive)."""
+        total = 0
+        for agent in agents:
+            starts = self.starts.get(agent, [])
+            lo = (bisect_left if inclusive else bisect_right)(starts, after)
+            total += bisect_left(starts, before) - lo
+        return total
+
+    def programs(self, agents: set[str], *, seen_by: float | None = None,
+                 seen_after: float | None = None) -> set[str]:
+        """Programs run by ``agents`` at or before ``seen_by`` / after ``seen_after``."""
+        out: set[str] = set()
+        for agent in agents:
+            for prog, (first, last) in self.spans.get(agent, {}).items():
+                if (seen_by is not None and first <= seen_by) or \
+                        (seen_after is not None and last > seen_after):
+                    out.add(prog)
+        return out
+
+
+def _side(total: int, hits: list[_Session], sigs: frozenset[str]) -> dict[str, Any]:
+    steps = tokens = 0
+    for s in hits:
         for sig in sigs & s.sigs.keys():
-            hit = True
             steps += s.sigs[sig][0]
             tokens += s.sigs[sig][1]
-        hits += hit
-    rate = round(100.0 * hits / len(sessions), 1) if sessions else None
-    return {"sessions": len(sessions), "hits": hits, "wasted_steps": steps,
+    rate = round(100.0 * len(hits) / total, 1) if total else None
+    return {"sessions": total, "hits": len(hits), "wasted_steps": steps,
             "wasted_tokens": tokens, "rate_per_100": rate}
 
 
-def _stale(pb: PlaybookInfo, pool: list[_Session], hit_times: list[float], end: float,
-           rules: TrendRules) -> bool:
+def _stale(pb: PlaybookInfo, pop: _Population, agents: set[str], hit_times: list[float],
+           end: float, rules: TrendRules) -> bool:
     horizon = rules.stale_after_days * DAY
     last = max(hit_times) if hit_times else pb.entered_at
     if last is not None and end - last > horizon and \
-            sum(1 for s in pool if s.start > last) >= rules.min_sessions:
+            pop.count(agents, after=last) >= rules.min_sessions:
         return True
     # The validated path names programs the logs used to run and no longer do.
-    recent = [s for s in pool if s.start > end - horizon]
-    if not pb.programs or len(recent) < rules.min_sessions:
+    if not pb.programs or pop.count(agents, after=end - horizon) < rules.min_sessions:
         return False
-    used_before = {p for s in pool if s.start <= end - horizon for p in s.programs.split()}
-    named = pb.programs & used_before
-    used_now = {p for s in recent for p in s.programs.split()}
-    return bool(named) and not named & used_now
+    named = pb.programs & pop.programs(agents, seen_by=end - horizon)
+    return bool(named) and not named & pop.programs(agents, seen_after=end - horizon)
 
 
 def _status(pb: PlaybookInfo, before: dict[str, Any], after: dict[str, Any], stale: bool,
@@ -160,46 +203,53 @@ def _status(pb: PlaybookInfo, before: dict[str, Any], after: dict[str, Any], sta
 
 
 def _playbook(pb: PlaybookInfo, sessions: dict[str, _Session], traps: dict[str, _Trap],
-              end: float, rules: TrendRules) -> dict[str, Any]:
+              pop: _Population, end: float, rules: TrendRules) -> dict[str, Any]:
     sigs = frozenset(pb.signatures)
-    hit_ids = {sid for sig in sigs if sig in traps for sid in traps[sig].sessions}
-    agents = {sessions[sid].agent for sid in hit_ids}
+    hits = [sessions[sid] for sid in
+            {sid for sig in sigs if sig in traps for sid in traps[sig].sessions}]
     # Rates are per session of the agents that hit the trap; with no hit, of every agent.
-    pool = [s for s in sessions.values() if not agents or s.agent in agents]
+    agents = {s.agent for s in hits} or set(pop.starts)
     entered = pb.entered_at if pb.entered_at is not None else float("inf")
-    before = _side([s for s in pool if s.start < entered], sigs)
-    after = _side([s for s in pool if s.start >= entered], sigs)
-    stale = _stale(pb, pool, [sessions[sid].start for sid in hit_ids], end, rules)
+    before = _side(pop.count(agents, before=entered),
+                   [s for s in hits if s.start < entered], sigs)
+    after = _side(pop.count(agents, after=entered, inclusive=True),
+                  [s for s in hits if s.start >= entered], sigs)
+    stale = _stale(pb, pop, agents, [s.start for s in hits], end, rules)
     return {"id": pb.id, "title": pb.title, "signatures": list(pb.signatures),
             "entered_at": iso(pb.entered_at), "before": before, "after": after,
             "status": _status(pb, before, after, stale, rules)}
 
 
-def _weekly(sessions: dict[str, _Session]) -> list[dict[str, Any]]:
-    weeks: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
-    for s in sessions.values():
-        day = datetime.datetime.fromtimestamp(s.start, tz=datetime.timezone.utc).date()
-        monday = (day - datetime.timedelta(days=day.weekday())).isoformat()
-        row = weeks[monday]
-        row[0] += 1
-        row[1] += sum(c[0] for c in s.sigs.values())
-        row[2] += sum(c[1] for c in s.sigs.values())
-    if not weeks:
+def _monday(epoch: float) -> datetime.date:
+    day = datetime.datetime.fromtimestamp(epoch, tz=datetime.timezone.utc).date()
+    return day - datetime.timedelta(days=day.weekday())
+
+
+def _weekly(pop: _Population, sessions: dict[str, _Session]) -> list[dict[str, Any]]:
+    starts = [t for v in pop.starts.values() for t in v]
+    if not starts:
         return []
     # Every week from the first to the last, empty ones too, so the time axis is even.
-    first = datetime.date.fromisoformat(min(weeks))
-    count = (datetime.date.fromisoformat(max(weeks)) - first).days // 7 + 1
-    labels = [(first + datetime.timedelta(weeks=i)).isoformat() for i in range(count)]
-    return [{"week": w, "sessions": weeks[w][0], "wasted_steps": weeks[w][1],
-             "wasted_tokens": weeks[w][2]} for w in labels]
-
-
-def _by_agent_model(sessions: dict[str, _Session]) -> list[dict[str, Any]]:
-    groups: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0])
+    first = _monday(min(starts))
+    origin = datetime.datetime(first.year, first.month, first.day,
+                               tzinfo=datetime.timezone.utc).timestamp()
+    count = int((max(starts) - origin) // WEEK) + 1
+    rows = [[0, 0, 0] for _ in range(count)]
+    for t in starts:
+        rows[int((t - origin) // WEEK)][0] += 1
     for s in sessions.values():
-        row = groups[(s.agent, s.model)]
-        row[0] += 1
-        row[1] += bool(s.sigs)
+        row = rows[int((s.start - origin) // WEEK)]
+        row[1] += sum(c[0] for c in s.sigs.values())
+        row[2] += sum(c[1] for c in s.sigs.values())
+    return [{"week": (first + datetime.timedelta(weeks=i)).isoformat(), "sessions": r[0],
+             "wasted_steps": r[1], "wasted_tokens": r[2]} for i, r in enumerate(rows)]
+
+
+def _by_agent_model(pop: _Population, sessions: dict[str, _Session]) -> list[dict[str, Any]]:
+    groups: dict[tuple[str, str], list[int]] = {k: [n, 0, 0, 0] for k, n in pop.groups.items()}
+    for s in sessions.values():
+        row = groups.setdefault((s.agent, s.model), [0, 0, 0, 0])
+        row[1] += 1
         row[2] += sum(c[0] for c in s.sigs.values())
         row[3] += sum(c[1] for c in s.sigs.values())
     return [{"agent": a, "model": m, "sessions": r[0], "with_trap": r[1], "wasted_steps": r[2],
@@ -221,10 +271,12 @@ def compute_trends(ledger: Ledger, playbooks: list[PlaybookInfo], *,
     """
     rules = rules or TrendRules()
     sessions, traps = _load(ledger, since, until)
-    starts = [s.start for s in sessions.values()]
-    start = since if since is not None else (min(starts) if starts else None)
-    end = until if until is not None else (max(starts) if starts else None)
-    rows = [_playbook(pb, sessions, traps, end if end is not None else 0.0, rules)
+    pop = _Population(ledger, since, until)
+    firsts = [v[0] for v in pop.starts.values()]
+    lasts = [v[-1] for v in pop.starts.values()]
+    start = since if since is not None else (min(firsts) if firsts else None)
+    end = until if until is not None else (max(lasts) if lasts else None)
+    rows = [_playbook(pb, sessions, traps, pop, end if end is not None else 0.0, rules)
             for pb in playbooks]
     owner: dict[str, str] = {}
     for pb in playbooks:
@@ -236,5 +288,5 @@ def compute_trends(ledger: Ledger, playbooks: list[PlaybookInfo], *,
             "wasted_steps": t.wasted_steps, "wasted_tokens": t.wasted_tokens,
             "first_seen": iso(t.first), "last_seen": iso(t.last), "playbook": owner.get(sig)}
            for sig, t in ranked[: rules.top_traps]]
-    return TrendsReport((start, end), len(sessions), rows, top, _weekly(sessions),
-                        _by_agent_model(sessions))
+    return TrendsReport((start, end), pop.total, rows, top, _weekly(pop, sessions),
+                        _by_agent_model(pop, sessions))
