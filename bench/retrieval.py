@@ -35,8 +35,8 @@ from typing import Any
 
 from pipeline import ParseContext, discover, parse_source
 from pipeline.agents.bm25 import tokenize
-from pipeline.agents.hook import error_focus, trap_matches
-from pipeline.agents.search import SearchIndex
+from pipeline.agents.hook import trap_matches
+from pipeline.agents.search import SearchIndex, error_focus
 from pipeline.orf import Experience, Store
 from pipeline.orf.render import render_body, render_frontmatter
 

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import orjson
 
 from .bm25 import tokenize
-from .search import ERRORISH, Doc, SearchIndex, cache_dir, replace_file
+from .search import Doc, SearchIndex, cache_dir, error_focus, replace_file
 
 MATCH_COVERAGE = 0.6
 """Share of the terms of a recorded error line the error text must hold to match the trap."""
@@ -34,7 +34,6 @@ CANDIDATES = 5
 """BM25 hits checked for a trap match."""
 STATE_DAYS = 7
 """Days a session's record of failed calls is kept."""
-_MAX_QUERY = 4000
 _MAX_PATH = 1200
 _KEPT_FAILURES = 64
 _EXIT_TEXT = re.compile(
@@ -138,13 +137,6 @@ CLIENTS: dict[str, Callable[[dict[str, Any]], Failure | None]] = {
     "codex": codex_failure,
 }
 """Hook clients: name -> reader of its payload."""
-
-
-def error_focus(text: str) -> str:
-    """The lines of ``text`` that read like errors (all of it when none does), bounded."""
-    lines = [line for line in text.splitlines() if ERRORISH.search(line)]
-    focus = "\n".join(lines[:40]) if lines else text
-    return focus[:_MAX_QUERY]
 
 
 def trap_matches(doc: Doc, query_terms: set[str]) -> bool:

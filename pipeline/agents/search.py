@@ -38,6 +38,10 @@ ERRORISH = re.compile(
 _WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
             ("domain", 1))
 _MAX_ERROR_LINES = 8
+_MAX_FOCUS_LINES = 40
+_MAX_QUERY = 4000
+_LONG_QUERY = 600
+"""Queries longer than this many characters are searched on their error lines."""
 
 
 def replace_file(path: Path, data: bytes) -> None:
@@ -158,6 +162,17 @@ def error_lines(provenance: dict[str, Any] | None, *texts: str) -> list[str]:
                 found.append(span)
     unique = list(dict.fromkeys(line.strip() for line in found if line.strip()))
     return unique[:_MAX_ERROR_LINES]
+
+
+def error_focus(text: str) -> str:
+    """The lines of ``text`` that read like errors (all of it when none does), bounded.
+
+    A tool's output around an error (the code it printed, progress lines) would otherwise
+    outweigh the error itself in a long query.
+    """
+    lines = [line for line in text.splitlines() if ERRORISH.search(line)]
+    focus = "\n".join(lines[:_MAX_FOCUS_LINES]) if lines else text
+    return focus[:_MAX_QUERY]
 
 
 def make_doc(exp: Any, rel_path: str) -> Doc:
@@ -284,7 +299,12 @@ class SearchIndex:
         return index
 
     def search(self, query: str, limit: int = 5) -> list[Hit]:
-        """The ``limit`` best playbooks for ``query`` (a task description or an error text)."""
+        """The ``limit`` best playbooks for ``query`` (a task description or an error text).
+
+        A long query (a pasted tool output) is searched on the lines that read like errors.
+        """
+        if len(query) > _LONG_QUERY:
+            query = error_focus(query)
         return self.search_terms(tokenize(query), limit)
 
     def search_terms(self, terms: list[str], limit: int = 5) -> list[Hit]:
