@@ -214,8 +214,9 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
                          + (f" instead of {code(' '.join(lesson.fix.removed))}"
                             if lesson.fix.removed else ""))
     keywords = list(dict.fromkeys(
-        w for w in [*lesson.error_class.split("_"), lesson.program.lower(),
-                    (lesson.agent or "").lower(), (lesson.tool or "").lower()]
+        w for w in [lesson.error_class.replace("_", "-"), lesson.program.lower(),
+                    (lesson.agent or "").lower(), (lesson.tool or "").lower(),
+                    *(k.replace("_", "-") for k in lesson.fix.kinds)]
         if w and len(w) > 2 and " " not in w and w.isascii()))[:8]
     for extra in ("agent-loop", "retry", "error"):
         if len(keywords) >= 3:

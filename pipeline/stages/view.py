@@ -199,7 +199,8 @@ def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, leve
         parts.append("Signals from the log:\n" + "\n".join(signals))
     if traj.outcome.final_message:
         parts.append("Agent's final message:")
-        parts.append(quote(relativize(traj.outcome.final_message, roots), level.step_text))
+        # The lesson is in the loops; the last message only says how the run ended.
+        parts.append(quote(relativize(traj.outcome.final_message, roots), level.quote))
     parts.append("## Loops found")
     shown: dict[int, int] = {}
     for i, finding in enumerate(findings[: level.findings]):
