@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from _lesson_helpers import CWD, bash, claude_log, tool
 
 from pipeline.config import load_settings
@@ -71,3 +73,28 @@ def test_no_two_playbooks_in_the_store_share_a_normalized_title(tmp_path: Path) 
     mine([logs], settings)
     titles = [normalized_title(e.title) for e in Store(tmp_path / "experiences").experiences()]
     assert len(titles) == 2 and len(set(titles)) == len(titles)
+
+
+def test_a_draft_failing_the_gate_is_dropped_with_the_reason_in_summary_and_ledger(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.stages import draft as draft_mod
+
+    real = draft_mod.draft_from_lesson
+
+    def leaky(*args: Any, **kwargs: Any) -> Any:
+        made = real(*args, **kwargs)
+        made.trap += "\nSee toolu_01W1hgA2duBWyaDLwZAq498Z for the call."
+        return made
+
+    monkeypatch.setattr(draft_mod, "draft_from_lesson", leaky)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _not_read_session(logs, 0, FILES[0])
+    settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
+                              "jobs": 1, "backend": "heuristic", "min_wasted_steps": 1})
+    out = mine([logs], settings)
+    assert out.drafts["dropped"] == 1 and out.written == []
+    assert dict(out.dropped) == {"raw tool-call id": 1}
+    with Ledger(tmp_path / "l.db") as ledger:
+        rows = ledger.db.execute("SELECT status, reason FROM candidates").fetchall()
+    assert [tuple(r) for r in rows] == [("dropped", "raw tool-call id: trap")]
