@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from .config import Settings
 from .detect import detect_all
 from .formats.base import ParseContext
-from .formats.discover import discover, parse_source
+from .formats.discover import Skipped, discover, parse_source
 from .model import Draft, Finding, ParseIssue, Trajectory, Verdict
 
 if TYPE_CHECKING:
@@ -51,10 +51,11 @@ def flatten(traj: Trajectory) -> Iterator[Trajectory]:
 
 
 def iter_trajectories(
-    paths: Iterable[Path], settings: Settings, issues: list[ParseIssue], fmt: str | None = None
+    paths: Iterable[Path], settings: Settings, issues: list[ParseIssue], fmt: str | None = None,
+    skipped: list[Skipped] | None = None,
 ) -> Iterator[Trajectory]:
     """Parse every session under ``paths``; problems go to ``issues``, never raise."""
-    for source in discover(paths, format=fmt, issues=issues):
+    for source in discover(paths, format=fmt, issues=issues, skipped=skipped):
         ctx = ParseContext(
             output_max_chars=settings.output_max_chars, max_line_bytes=settings.max_line_bytes
         )
@@ -70,6 +71,7 @@ def analyze_paths(
     *,
     fmt: str | None = None,
     draft: bool = False,
+    skipped: list[Skipped] | None = None,
 ) -> Iterator[SessionReport]:
     """Yield one report per session under ``paths``, in discovery order.
 
@@ -80,7 +82,7 @@ def analyze_paths(
     from .stages.judge import judge
 
     sessions = ((t, detect_all(t, settings.detect))
-                for t in iter_trajectories(paths, settings, issues, fmt))
+                for t in iter_trajectories(paths, settings, issues, fmt, skipped))
     if not draft:
         offline = _backend(settings, False)
         for traj, findings in sessions:

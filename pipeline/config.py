@@ -163,6 +163,34 @@ def _from_env(environ: dict[str, str] | os._Environ[str]) -> dict[str, Any]:
     return out
 
 
+def setting_sources(
+    overrides: dict[str, Any] | None = None,
+    *,
+    cwd: Path | None = None,
+    environ: dict[str, str] | None = None,
+) -> dict[str, str]:
+    """Which layer set each setting: ``default``, ``pyproject (PATH)``, ``env ORF_X``, ``flag``.
+
+    The same layers as ``load_settings``, in the same order; detector thresholds are keyed
+    ``detect.NAME``.
+    """
+    start = cwd or Path.cwd()
+    pyproject = _find_pyproject(start)
+    from_py = _from_pyproject(start)
+    from_env = _from_env(os.environ if environ is None else environ)
+    flags = {k for k, v in (overrides or {}).items() if v is not None}
+    where = f"pyproject ({pyproject})"
+    out: dict[str, str] = {}
+    for name in Settings.model_fields:
+        out[name] = ("flag" if name in flags else f"env ORF_{name.upper()}" if name in from_env
+                     else where if name in from_py else "default")
+    raw = from_py.get("detect")
+    detect: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    for name in DetectSettings.model_fields:
+        out[f"detect.{name}"] = where if name in detect else "default"
+    return out
+
+
 def load_settings(
     overrides: dict[str, Any] | None = None,
     *,

@@ -33,19 +33,32 @@ def atomic_write(path: Path, data: bytes | str) -> None:
     """Write ``data`` to ``path`` atomically (temp file + fsync + os.replace)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    with _naming(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            # A full disk or a kill mid-write leaves the target as it was, and no temp file.
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
     _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def _naming(path: Path) -> Iterator[None]:
+    """Give an ``OSError`` raised without a file name (write, fsync) the path it was about."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename or isinstance(exc, TimeoutError):  # filelock's Timeout is one
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -75,9 +88,10 @@ def remove_stale_temps(folder: Path) -> int:
 @contextlib.contextmanager
 def store_lock(store: Path, timeout: float = 60.0) -> Iterator[None]:
     """Hold the store's lock file; raise ``LockTimeout`` after ``timeout`` seconds."""
-    store.mkdir(parents=True, exist_ok=True)
     path = lock_path(store)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    with _naming(path):
+        store.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
     # One FileLock object per lock file and process: FileLock is reentrant per thread, so a
     # run holding the lock (orf mine around dedupe+write) can call Store methods that lock too.
     key = str(path)
@@ -85,7 +99,8 @@ def store_lock(store: Path, timeout: float = 60.0) -> Iterator[None]:
     if lock is None:
         lock = _LOCKS.setdefault(key, FileLock(key))
     try:
-        lock.acquire(timeout=timeout)
+        with _naming(path):
+            lock.acquire(timeout=timeout)
     except _FileLockTimeout as exc:
         raise LockTimeout(
             f"another orf process holds the lock on {store} (waited {timeout:g}s); "

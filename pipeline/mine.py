@@ -18,6 +18,7 @@ from __future__ import annotations
 import datetime
 import glob
 import os
+import signal
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -46,7 +47,6 @@ from .stages.dedupe import (
     known_from_experience,
 )
 from .stages.scan import ScanResult, SessionScan, scan_source, source_fingerprint, source_hash
-from .trends.history import record_history
 from .stages.write import (
     WriteItem,
     done_key,
@@ -56,6 +56,7 @@ from .stages.write import (
     write_candidates,
     write_key,
 )
+from .trends.history import record_history
 
 EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
 """Run outcomes (the CLI's exit codes): ok, error (past ``fail_on_error``), partial."""
@@ -93,6 +94,7 @@ class _Source:
     size: int
     mtime: float
     content_hash: str = ""
+    forced: bool = False
 
 
 def _since_epoch(since: datetime.date | datetime.datetime | None) -> float | None:
@@ -110,11 +112,12 @@ def _changed_sources(
     paths: Sequence[Path], settings: Settings, ledger: Ledger, summary: MineSummary,
     since: float | None, fmt: str | None,
 ) -> list[_Source]:
-    from .formats.discover import discover
+    from .formats.discover import Skipped, discover
 
     issues: list[ParseIssue] = []
+    skipped: list[Skipped] = []
     todo: list[_Source] = []
-    for src in discover(paths, format=fmt, issues=issues):
+    for src in discover(paths, format=fmt, issues=issues, skipped=skipped):
         summary.sessions_seen += 1
         key = str(src.path.resolve())
         try:
@@ -130,7 +133,7 @@ def _changed_sources(
         if known is not None and known.size == size and known.mtime == mtime:
             summary.sessions_unchanged += 1
             continue
-        item = _Source(src.path, src.format, src.is_dir, key, size, mtime)
+        item = _Source(src.path, src.format, src.is_dir, key, size, mtime, forced=src.forced)
         if known is not None:
             # Touched but maybe not changed (copied, synced): the hash decides.
             item.content_hash = source_hash(src.path, src.is_dir)
@@ -142,6 +145,8 @@ def _changed_sources(
                                          status=known.status, error=known.error)
                 continue
         todo.append(item)
+    summary.skipped.extend(str(s) for s in skipped if not s.special)
+    summary.skipped_special.extend(str(s) for s in skipped if s.special)
     for issue in issues:
         if issue.fatal and _known_failure(issue, ledger, summary.dry_run):
             summary.sessions_seen += 1
@@ -188,12 +193,14 @@ def _scan_all(todo: Sequence[_Source], settings: Settings,
     jobs = max(1, min(settings.jobs, len(todo)))
     if jobs == 1:
         for i, s in enumerate(todo, 1):
-            results.append(scan_source(str(s.path), s.format, s.is_dir, options))
+            results.append(scan_source(str(s.path), s.format, s.is_dir,
+                                       {**options, "forced": s.forced}))
             progress(f"scanned {i}/{len(todo)} sources")
         return results
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        futures = [pool.submit(scan_source, str(s.path), s.format, s.is_dir, options)
-                   for s in todo]
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
+        futures = [pool.submit(scan_source, str(s.path), s.format, s.is_dir,
+                               {**options, "forced": s.forced}) for s in todo]
         for i, (s, fut) in enumerate(zip(todo, futures, strict=True), 1):
             try:
                 results.append(fut.result())
@@ -201,7 +208,28 @@ def _scan_all(todo: Sequence[_Source], settings: Settings,
                 results.append(ScanResult(str(s.path), s.format, issues=[
                     f"{s.path}: worker failed: {type(exc).__name__}: {exc}"], fatal=True))
             progress(f"scanned {i}/{len(todo)} sources")
+    except BaseException:
+        # Ctrl-C: stop now. Leaving the pool through `with` would wait for every queued scan.
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
     return results
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the workers, so they ignore it
+    # (no traceback per worker).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued scans and end the workers at once (they hold nothing to save)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=1.0)
 
 
 def _filter_rejected(scan: SessionScan, ledger: Ledger, min_wasted: int) -> bool:
@@ -227,9 +255,7 @@ def _analyzed_before(ledger: Ledger, scan: SessionScan) -> bool:
     (and every session after a run killed between writing and recording its sources) are not
     sent to the model again.
     """
-    row = ledger.db.execute("SELECT fingerprint FROM analyzed_sessions WHERE session_id = ?",
-                            (scan.session_id,)).fetchone()
-    return row is not None and row[0] == _fingerprint(scan)
+    return ledger.analyzed_fingerprint(scan.session_id) == _fingerprint(scan)
 
 
 def _steps_label(indices: Iterable[int]) -> str:
@@ -358,7 +384,7 @@ def mine(
                                      "none found (looked for " + ", ".join(DEFAULT_LOCATIONS)
                                      + ")"))
     store = Store(settings.store, lock_timeout=settings.lock_timeout_s)
-    ledger = Ledger(settings.ledger_path)
+    ledger = Ledger(settings.ledger_path, store=settings.store)
     try:
         backend = get_backend(settings, ledger, client=client)
         summary = MineSummary(store=str(settings.store), backend=getattr(backend, "name", ""),
@@ -386,6 +412,8 @@ def _default_paths() -> list[Path]:
 
 
 def _exit_code(s: MineSummary, fail_on_error: float) -> int:
+    if not s.sessions_seen:
+        return EXIT_ERROR  # nothing to do: no session log under the given paths
     failed = s.sessions_failed + len(s.errors) + s.drafts.get("failed", 0)
     if not failed:
         return EXIT_OK
@@ -441,11 +469,9 @@ def _run(paths: list[Path], settings: Settings, store: Any, ledger: Ledger, back
         summary.repaired.extend(prepare(store))
         summary.repaired.extend(reconcile(store, ledger))
         _dedupe_and_write(items, store, ledger, backend, settings, summary, say)
-        now = time.time()
         for sess in selected:
             if sess.path not in failed_paths:
-                ledger.db.execute("INSERT OR REPLACE INTO analyzed_sessions VALUES (?,?,?)",
-                                  (sess.session_id, _fingerprint(sess), now))
+                ledger.mark_analyzed(sess.session_id, _fingerprint(sess))
         pause_point("written")
         skip = deferred_paths | failed_paths
         failed_by_path = {r.path: r for r in scans if r.fatal and not r.sessions}
@@ -524,7 +550,7 @@ def _preview(items: list[WriteItem], store: Any, ledger: Ledger, settings: Setti
     _decide(items, store, ledger, settings, None)
     for it in items:
         dec = it.decision
-        if done_key(ledger, write_key(it.signature, it.session_id)):
+        if done_key(ledger, write_key(it.signature, it.session_id, ledger.scope)):
             summary.drafts["existing"] += 1
             continue
         summary.drafts[dec.outcome] += 1
@@ -542,7 +568,7 @@ def _dedupe_and_write(items: list[WriteItem], store: Any, ledger: Ledger, backen
                       settings: Settings, summary: MineSummary, say: Progress) -> None:
     fresh: list[WriteItem] = []
     for it in items:
-        if done_key(ledger, write_key(it.signature, it.session_id)):
+        if done_key(ledger, write_key(it.signature, it.session_id, ledger.scope)):
             summary.drafts["existing"] += 1  # written by an earlier (interrupted) run
         else:
             fresh.append(it)

@@ -5,15 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.formats.base import ParseContext
-from pipeline.formats.discover import discover, parse_source
+from pipeline.formats.discover import Skipped, discover, parse_source
 from pipeline.model import ParseIssue, Trajectory
 
 
-def parse_all(*paths: Path, fmt: str | None = None) -> tuple[list[Trajectory], list[ParseIssue]]:
-    """Discover and parse ``paths``; return trajectories and every issue met."""
+def parse_all(*paths: Path, fmt: str | None = None,
+              skipped: list[Skipped] | None = None) -> tuple[list[Trajectory], list[ParseIssue]]:
+    """Discover and parse ``paths``; return trajectories and every issue met.
+
+    Files left out as not session logs (or FIFOs, devices, loops) go to ``skipped``.
+    """
     issues: list[ParseIssue] = []
     ctx = ParseContext()
-    trajs = [t for src in discover(list(paths), format=fmt, issues=issues)
+    trajs = [t for src in discover(list(paths), format=fmt, issues=issues, skipped=skipped)
              for t in parse_source(src, ctx)]
     return trajs, issues + ctx.issues
 

@@ -8,49 +8,62 @@ from _formats_helpers import parse_all
 from conftest import FIXTURES, MALFORMED
 
 from pipeline.formats.base import ParseContext
-from pipeline.formats.discover import discover, parse_source
+from pipeline.formats.discover import Skipped, discover, parse_source
 
 BAD = MALFORMED
 CODEX = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
 
 
-def issues_by_name() -> dict[str, list[str]]:
-    trajs, issues = parse_all(BAD)
-    out: dict[str, list[str]] = {}
-    for issue in issues:
-        out.setdefault(Path(issue.path).name, []).append(str(issue))
+def messages_by_name() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Issue lines and skip lines of the malformed folder, by file name."""
+    skipped: list[Skipped] = []
+    _, issues = parse_all(BAD, skipped=skipped)
+    out: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
+    for kind, items in enumerate((issues, skipped)):
+        for item in items:
+            out[kind].setdefault(Path(item.path).name, []).append(str(item))
     return out
 
 
 @pytest.mark.parametrize(("name", "expected"), [
-    ("binary.json", "binary.json: binary file (NUL bytes), not a text log"),
-    ("compressed.jsonl.gz", "compressed.jsonl.gz: file is gzip-compressed; decompress it first"),
-    ("empty.jsonl", "empty.jsonl: empty file"),
-    ("not_a_log.json", "not_a_log.json: unknown format: no adapter recognises this file"),
     ("bad_line_middle.jsonl", "bad_line_middle.jsonl:4: invalid JSON: unexpected end of data"),
     ("invalid_utf8.jsonl", "invalid_utf8.jsonl:3: invalid UTF-8 at byte"),
     ("deeply_nested.json", "deeply_nested.json:1: JSON nested deeper than"),
 ])
 def test_each_bad_file_gets_a_clear_message(name: str, expected: str) -> None:
-    [message] = issues_by_name()[name]
-    assert expected in message
+    issues, skipped = messages_by_name()
+    [message] = issues[name]
+    assert expected in message and name not in skipped
     assert "Traceback" not in message
 
 
-def test_readme_in_bad_folder_is_ignored_quietly() -> None:
-    assert "README.md" not in issues_by_name()
+@pytest.mark.parametrize(("name", "expected"), [
+    ("binary.json", "binary.json: not a session log (binary file (NUL bytes), not a text log)"),
+    ("compressed.jsonl.gz", "compressed.jsonl.gz: not a session log (file is gzip-compressed; "
+                            "decompress it first)"),
+    ("empty.jsonl", "empty.jsonl: not a session log (empty file)"),
+    ("not_a_log.json", "not_a_log.json: not a session log"),
+    ("README.md", "README.md: not a session log"),
+])
+def test_files_no_adapter_claims_are_skipped_not_failed(name: str, expected: str) -> None:
+    issues, skipped = messages_by_name()
+    [line] = skipped[name]
+    assert line == str(BAD / expected.split(": ", 1)[0]) + ": " + expected.split(": ", 1)[1]
+    assert name not in issues
 
 
 def test_rest_of_file_and_batch_still_parsed() -> None:
-    trajs, issues = parse_all(BAD, CODEX)
+    skipped: list[Skipped] = []
+    trajs, issues = parse_all(BAD, CODEX, skipped=skipped)
     by_file = {Path(t.source.path).name: t for t in trajs}
     # The line after the broken one is still used.
     assert by_file["bad_line_middle.jsonl"].tool_calls == 1
     assert by_file["invalid_utf8.jsonl"].tool_calls == 1
     assert CODEX.name in by_file
-    fatal = {Path(i.path).name for i in issues if i.fatal}
-    assert fatal == {"binary.json", "compressed.jsonl.gz", "empty.jsonl", "not_a_log.json",
-                     "deeply_nested.json"}
+    # Only a file an adapter claimed and could not read fails.
+    assert {Path(i.path).name for i in issues if i.fatal} == {"deeply_nested.json"}
+    assert {Path(s.path).name for s in skipped} == {
+        "binary.json", "compressed.jsonl.gz", "empty.jsonl", "not_a_log.json", "README.md"}
 
 
 def test_nan_literal_is_read() -> None:

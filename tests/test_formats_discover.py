@@ -13,7 +13,7 @@ from pipeline.cli import main
 from pipeline.errors import UnknownFormat
 from pipeline.formats import ADAPTER_MODULES
 from pipeline.formats.base import ParseContext
-from pipeline.formats.discover import SessionSource, discover, parse_source, sniff
+from pipeline.formats.discover import SessionSource, Skipped, discover, parse_source, sniff
 
 CLAUDE = FIXTURES / "claude-code" / "-home-dev-shop" / "5f0c3a1e-2b7d-4c1e-9a44-0d6f1b2c3e4f.jsonl"
 CODEX = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
@@ -63,10 +63,12 @@ def test_walk_skips_hidden_dirs_and_ignores_non_logs(tmp_path: Path) -> None:
     shutil.copy(CODEX, tmp_path / "a.jsonl")
     (tmp_path / "b.json").write_text('{"hello": 1}')
     issues: list = []
-    sources = list(discover([tmp_path], issues=issues))
+    skipped: list[Skipped] = []
+    sources = list(discover([tmp_path], issues=issues, skipped=skipped))
     assert sources == [SessionSource(tmp_path / "a.jsonl", "codex")]
-    assert [(Path(i.path).name, i.fatal) for i in issues] == [("b.json", True)]
-    assert "unknown format" in issues[0].message
+    assert issues == []
+    assert [str(s) for s in skipped] == [f"{tmp_path / n}: not a session log"
+                                         for n in ("README.md", "b.json", "notes.txt")]
 
 
 def test_whole_fixture_tree_in_one_batch() -> None:
@@ -80,7 +82,8 @@ def test_whole_fixture_tree_in_one_batch() -> None:
 def test_forced_format(tmp_path: Path) -> None:
     odd = tmp_path / "odd.jsonl"
     odd.write_bytes(CODEX.read_bytes())
-    assert list(discover([odd], format="codex", issues=[])) == [SessionSource(odd, "codex")]
+    assert list(discover([odd], format="codex", issues=[])) == [
+        SessionSource(odd, "codex", forced=True)]
 
 
 def test_unknown_forced_format_lists_valid_names() -> None:
@@ -125,15 +128,28 @@ def test_real_tree_each_sample_gets_its_format(shared_trajectories: Path) -> Non
     for folder, fmt in expected.items():
         root = shared_trajectories / folder
         issues: list = []
-        sources = list(discover([root], issues=issues))
+        skipped: list[Skipped] = []
+        sources = list(discover([root], issues=issues, skipped=skipped))
         assert sources and {s.format for s in sources} == {fmt}, folder
+        assert issues == [], folder
         notes = sample_notes(root)
         # Every file its SOURCES.md calls a real session is found; only files it does not
-        # (metadata, manifests, prompt logs, hook logs) are left out and reported.
+        # (metadata, manifests, prompt logs, hook logs, notes) are skipped as not logs.
         claimed = {s.path for s in sources}
         for path, note in notes.items():
             if is_real_session(note):
                 assert path in claimed, path
-        for issue in issues:
-            assert "unknown format" in issue.message, issue
-            assert not is_real_session(notes.get(Path(issue.path), "")), issue
+        for skip in skipped:
+            assert skip.reason.startswith("not a session log"), skip
+            assert not is_real_session(notes.get(Path(skip.path), "")), skip
+
+
+def test_markdown_quoting_json_keys_is_not_a_session(shared_trajectories: Path,
+                                                     tmp_path: Path) -> None:
+    # FORMATS.md quotes "projectHash", "sessionId" and "messages": no positive evidence.
+    assert sniff(shared_trajectories / "FORMATS.md") is None
+    page = tmp_path / "notes.json.md"
+    page.write_text('Gemini CLI: `{"projectHash": "...", "sessionId": "...", "messages": []}`\n')
+    assert sniff(page) is None
+    page.write_text('{"projectHash": "ab", "sessionId": "s1", "messages": []}\n')
+    assert sniff(page) == "gemini-cli"

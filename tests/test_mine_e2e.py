@@ -157,11 +157,18 @@ def test_selection_limits_and_since(tmp_path: Path) -> None:
 
 def test_bad_input_is_reported_and_the_batch_goes_on(tmp_path: Path) -> None:
     logs = _logs(tmp_path)
-    (logs / "broken.jsonl").write_bytes(b"\x00\x01\x02 not a log")
+    # Claimed by the Gemini CLI adapter (positive evidence), then cut off: a failure.
+    (logs / "broken.json").write_text('{"sessionId": "s", "projectHash": "p", "messages": [')
+    # No adapter claims these: skipped as not session logs, never failures.
+    (logs / "binary.jsonl").write_bytes(b"\x00\x01\x02 not a log")
+    (logs / "report.json").write_text('{"resolved": false}')
     settings = _settings(tmp_path, backend="heuristic", fail_on_error=0.9)
     out = mine([logs], settings)  # type: ignore[arg-type]
     assert out.exit_code == 3
-    assert out.sessions_failed == 1 and any("broken.jsonl" in i for i in out.issues)
+    assert out.sessions_failed == 1 and any("broken.json" in i for i in out.issues)
+    assert out.skipped == [
+        f"{logs / 'binary.jsonl'}: not a session log (binary file (NUL bytes), not a text log)",
+        f"{logs / 'report.json'}: not a session log"]
     assert out.drafts["new"] == 1
     # Reported once: the unchanged broken file is not a new failure on the next run.
     again = mine([logs], settings)  # type: ignore[arg-type]
@@ -170,6 +177,7 @@ def test_bad_input_is_reported_and_the_batch_goes_on(tmp_path: Path) -> None:
 
 def test_cli_json_summary_and_parallel_jobs(tmp_path: Path) -> None:
     logs = _logs(tmp_path, [*SAME_TRAP, "gamma-session.jsonl"])
+    Store(tmp_path / "experiences").init()
     result = CliRunner().invoke(main, [
         "mine", str(logs), "--store", str(tmp_path / "experiences"), "--ledger",
         str(tmp_path / "ledger.db"), "--backend", "heuristic", "--jobs", "2", "--json"])

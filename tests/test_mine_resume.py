@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.orf import validate_store
+from pipeline.orf import Store, validate_store
 from pipeline.testing.fake_gemini import FakeGemini
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "mine"
@@ -30,6 +30,9 @@ def _logs(tmp_path: Path) -> Path:
 
 
 def _cmd(logs: Path, root: Path, *extra: str) -> list[str]:
+    store = Store(root / "experiences")
+    if not store.exists():  # only `orf init` creates a store; `orf mine` refuses a missing one
+        store.init()
     return [sys.executable, "-m", "pipeline", "mine", str(logs), "--store",
             str(root / "experiences"), "--ledger", str(root / "ledger.db"), "--jobs", "1",
             "--quiet", *extra]
@@ -42,7 +45,7 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _snapshot(store: Path, backend: str = "heuristic") -> dict[str, str]:
-    """Every file of the store, with the run timestamps masked.
+    """Every file of the store, with the run timestamps and the per-store write key masked.
 
     On gemini the fake server's replies to repair attempts may differ between runs, so the
     verdict reason (a judge reply) is masked too; titles and bodies must match exactly.
@@ -50,7 +53,8 @@ def _snapshot(store: Path, backend: str = "heuristic") -> dict[str, str]:
     out = {}
     for path in sorted(store.rglob("*.md")):
         text = path.read_text()
-        text = re.sub(r"(first_seen|last_seen|last_updated): .*", r"\1: X", text)
+        # write_key is per store (it hashes the store's path): ref and killed differ there.
+        text = re.sub(r"(first_seen|last_seen|last_updated|write_key): .*", r"\1: X", text)
         if backend == "gemini":
             text = re.sub(r"(\n    reason): .*", r"\1: X", text)
         out[str(path.relative_to(store))] = text

@@ -18,6 +18,7 @@ from .app import (
     settings_from,
     store_option,
 )
+from .checks import check_format, no_sessions_line, report_skipped, require_store
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -38,6 +39,8 @@ from .app import (
 @click.option("--output-max-chars", type=int, default=None,
               help="Truncate step outputs past this many characters (default 4000).")
 @click.option("--quiet", "-q", is_flag=True, help="Do not list skipped files/lines on stderr.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every file skipped as not a session log (else one summary line).")
 @concurrency_option
 @store_option
 def analyze(
@@ -50,6 +53,7 @@ def analyze(
     html_path: Path | None,
     output_max_chars: int | None,
     quiet: bool,
+    verbose: bool,
     concurrency: int | None,
     store: Path | None,
 ) -> None:
@@ -68,22 +72,23 @@ def analyze(
     """
     from ..analyze import analyze_paths
     from ..detect import top_signatures
-    from ..formats import ADAPTER_MODULES
+    from ..formats.discover import Skipped
     from ..report.json_out import session_json
     from ..report.terminal import session_lines, totals_lines
 
-    if fmt is not None and fmt not in ADAPTER_MODULES:
-        raise click.BadParameter(
-            f"unknown format {fmt!r}; choose from: {', '.join(ADAPTER_MODULES)}",
-            param_hint="--format",
-        )
+    check_format(fmt)
     settings = settings_from(
         store=store, backend=backend, model=model, output_max_chars=output_max_chars,
         concurrency=concurrency,
     )
+    if store is not None:
+        # Only read (for --draft context), but a mistyped path must not pass silently.
+        require_store(settings.store)
     issues: list = []  # type: ignore[type-arg]
+    skipped: list[Skipped] = []
     reports = []
-    for report in analyze_paths(paths, settings, issues, fmt=fmt, draft=draft):
+    for report in analyze_paths(paths, settings, issues, fmt=fmt, draft=draft,
+                                skipped=skipped):
         reports.append(report)
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(session_json(report, with_drafts=draft)) + b"\n")
@@ -100,10 +105,12 @@ def analyze(
         if not quiet:
             click.echo(f"wrote {html_path}", err=True)
     if not quiet:
+        report_skipped([str(s) for s in skipped if not s.special],
+                       [str(s) for s in skipped if s.special], verbose)
         for issue in issues:
-            click.echo(f"{'skipped' if issue.fatal else 'warning'}: {issue}", err=True)
+            # Only a file an adapter claimed and could not read is "failed".
+            click.echo(f"{'failed' if issue.fatal else 'warning'}: {issue}", err=True)
     if not reports:
-        where = ", ".join(str(p) for p in paths)
-        click.echo(f"Error: no agent session logs found in {where}", err=True)
+        click.echo(f"Error: {no_sessions_line(paths)}", err=True)
         sys.exit(EXIT_ERROR)
     sys.exit(EXIT_PARTIAL if issues else EXIT_OK)

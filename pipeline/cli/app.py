@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -18,32 +19,44 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_PARTIAL = 3
+EXIT_INTERRUPTED = 130
 
 EXIT_CODES_HELP = """\b
 Exit codes:
   0  ok
   1  error (nothing or too little done; message on stderr)
   2  usage error (bad option or argument)
-  3  partial (some inputs or calls failed, the rest was done)"""
+  3  partial (some inputs or calls failed, the rest was done)
+  130  interrupted (Ctrl-C); nothing half-written, the next run resumes"""
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 class OrfGroup(click.Group):
-    """Turns domain errors into a one-line message and exit 1 (set ORF_RAISE_ERRORS=1 to debug)."""
+    """Turns domain, OS and ledger errors into one line and exit 1 (ORF_RAISE_ERRORS=1 to debug)."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        """Run the command, reporting ``OrfError`` as ``Error: ...`` with exit code 1."""
+        """Run the command; ``OrfError``, ``OSError`` and ``sqlite3.Error`` become one line."""
+        from .checks import os_error_line, sqlite_error_line
+
         try:
             return super().invoke(ctx)
-        except (OrfError, OSError) as exc:
+        except (OrfError, OSError, sqlite3.Error) as exc:
             if os.environ.get("ORF_RAISE_ERRORS"):
                 raise
-            if isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError,
-                                                                PermissionError)):
-                raise
-            click.echo(f"Error: {exc}", err=True)
+            if isinstance(exc, OSError):
+                line = os_error_line(exc)
+            elif isinstance(exc, sqlite3.Error):
+                line = sqlite_error_line(exc)
+            else:
+                line = str(exc)
+            click.echo(f"Error: {line}", err=True)
             sys.exit(EXIT_ERROR)
+        except KeyboardInterrupt:
+            if os.environ.get("ORF_RAISE_ERRORS"):
+                raise
+            click.echo("Interrupted.", err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=OrfGroup, epilog=EXIT_CODES_HELP)

@@ -1,4 +1,4 @@
-"""``orf config``: the effective settings, where each can be set, and what it does."""
+"""``orf config``: every effective setting, the layer it comes from, and what it does."""
 
 from __future__ import annotations
 
@@ -7,33 +7,55 @@ from typing import Any
 import click
 import orjson
 
-from ..config import Settings
+from ..config import Settings, setting_sources
 from .app import json_option, main, settings_from
 
+# Settings whose default is computed: what to show instead of an empty value.
+_COMPUTED = {
+    "ledger": "<store>/../.orf/ledger.db",
+    "backend": "gemini when GEMINI_API_KEY/GOOGLE_API_KEY is set, else heuristic",
+}
 
-def settings_rows(settings: Settings) -> list[dict[str, Any]]:
+
+def _effective(settings: Settings, name: str) -> Any:
+    """The value a run uses (the computed one for ``ledger`` and ``backend``)."""
+    if name == "ledger":
+        return settings.ledger_path
+    if name == "backend":
+        return settings.resolved_backend()
+    return getattr(settings, name)
+
+
+def settings_rows(settings: Settings,
+                  sources: dict[str, str] | None = None) -> list[dict[str, Any]]:
     """One row per setting (detector thresholds flattened as ``detect.NAME``)."""
+    sources = sources or {}
     rows: list[dict[str, Any]] = []
     for name, field in Settings.model_fields.items():
         if name == "detect":
             continue
-        value = getattr(settings, name)
+        source = sources.get(name, "default")
+        if source == "default" and name in _COMPUTED:
+            source = f"default: {_COMPUTED[name]}"
         env = None if name == "prices" else f"ORF_{name.upper()}"
-        rows.append({"name": name, "value": value, "env": env, "description": field.description})
+        rows.append({"name": name, "value": _effective(settings, name), "source": source,
+                     "env": env, "description": field.description})
     for name, field in type(settings.detect).model_fields.items():
-        rows.append({"name": f"detect.{name}", "value": getattr(settings.detect, name),
-                     "env": None, "description": field.description})
+        key = f"detect.{name}"
+        rows.append({"name": key, "value": getattr(settings.detect, name),
+                     "source": sources.get(key, "default"), "env": None,
+                     "description": field.description})
     return rows
 
 
 @main.command("config")
 @json_option
 def config_command(as_json: bool) -> None:
-    """Show the effective settings and what each one does.
+    """Show each effective setting, where it comes from, and what it does.
 
     Settings come from, lowest first: built-in defaults, `[tool.orf]` in the nearest
     pyproject.toml (detector thresholds under `[tool.orf.detect]`), environment variables
-    `ORF_<NAME>`, then command-line flags.
+    `ORF_<NAME>`, then command-line flags. Each line names the layer that set the value.
 
     \b
     Examples:
@@ -41,9 +63,10 @@ def config_command(as_json: bool) -> None:
       ORF_MODEL=gemini-2.5-pro orf config --json
     """
     settings = settings_from()
-    rows = settings_rows(settings)
+    rows = settings_rows(settings, setting_sources())
     if as_json:
         data = {r["name"]: r["value"] for r in rows}
+        data["sources"] = {r["name"]: r["source"] for r in rows}
         data["resolved_backend"] = settings.resolved_backend()
         data["ledger_path"] = str(settings.ledger_path)
         click.echo(orjson.dumps(data, default=str, option=orjson.OPT_INDENT_2).decode())
@@ -53,7 +76,6 @@ def config_command(as_json: bool) -> None:
         value = r["value"]
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
-        click.echo(f"{r['name']:<{width}}  {value}")
+        click.echo(f"{r['name']:<{width}}  {value}  ({r['source']})")
         desc = " ".join(str(r["description"] or "").split())
         click.echo(f"{'':<{width}}  {desc}" + (f" (env {r['env']})" if r["env"] else ""))
-    click.echo(f"\nbackend in use: {settings.resolved_backend()}; ledger: {settings.ledger_path}")

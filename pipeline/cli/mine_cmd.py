@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 import orjson
 
+from ..fsutil import lock_path
 from .app import (
     EXIT_CODES_HELP,
     EXIT_OK,
@@ -19,6 +20,13 @@ from .app import (
     main,
     settings_from,
     store_option,
+)
+from .checks import (
+    check_format,
+    no_sessions_line,
+    report_skipped,
+    require_store,
+    require_writable,
 )
 
 
@@ -91,6 +99,8 @@ class _Progress:
 @click.option("--dry-run", is_flag=True, help="Draft and dedupe, print what would be written, "
               "write nothing to the store.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every file skipped as not a session log (else one summary line).")
 @json_option
 @click.option("--default-locations", is_flag=True,
               help="Also read each agent's usual session folder (~/.claude/projects, "
@@ -105,7 +115,8 @@ class _Progress:
 @concurrency_option
 def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backend: str | None,
          model: str | None, batch: bool, jobs: int | None, since: str | None, dry_run: bool,
-         quiet: bool, as_json: bool, default_locations: bool, lock_timeout: float | None,
+         quiet: bool, verbose: bool, as_json: bool, default_locations: bool,
+         lock_timeout: float | None,
          min_wasted_steps: int | None, max_sessions: int | None, fmt: str | None,
          concurrency: int | None) -> None:
     """Mine session logs for wasted-step loops and write new candidate playbooks.
@@ -124,10 +135,16 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
 
     if not paths and not default_locations:
         raise click.UsageError("give at least one PATH, or --default-locations")
+    check_format(fmt)
     settings = settings_from(store=store, ledger=ledger, backend=backend, model=model,
                              jobs=jobs, lock_timeout_s=lock_timeout,
                              min_wasted_steps=min_wasted_steps,
                              max_sessions_per_run=max_sessions, concurrency=concurrency)
+    require_store(settings.store)
+    if not dry_run:
+        # Fail in a second, not after the scan and the LLM calls, on a store we cannot write.
+        require_writable(settings.store)
+        require_writable(lock_path(settings.store).parent, create=True)
 
     progress = _Progress()
 
@@ -143,6 +160,10 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
         _print_json(summary.to_json())
     else:
         click.echo(render_table(summary))
+    if verbose:
+        report_skipped(summary.skipped, [], verbose=True)
+    if not summary.sessions_seen:
+        click.echo(f"Error: {no_sessions_line(list(paths))}", err=True)
     sys.exit(summary.exit_code)
 
 
@@ -171,8 +192,9 @@ def review(store: Path | None, ledger: Path | None, reject_ids: tuple[str, ...],
     from ..review import format_candidates, list_candidates, reject
 
     settings = settings_from(store=store, ledger=ledger, lock_timeout_s=lock_timeout)
+    require_store(settings.store)
     st = Store(settings.store, lock_timeout=settings.lock_timeout_s)
-    with Ledger(settings.ledger_path) as led:
+    with Ledger(settings.ledger_path, store=settings.store) as led:
         if reject_ids:
             removed = [reject(st, led, exp_id, lock_timeout=settings.lock_timeout_s,
                               reason=reason) for exp_id in reject_ids]
@@ -216,8 +238,10 @@ def pr(store: Path | None, ledger: Path | None, branch: str | None, body_file: P
     from ..pr import make_pr
 
     settings = settings_from(store=store, ledger=ledger)
+    require_store(settings.store)
     st = Store(settings.store, lock_timeout=settings.lock_timeout_s)
-    led = Ledger(settings.ledger_path) if settings.ledger_path.exists() else None
+    led = Ledger(settings.ledger_path, store=settings.store) \
+        if settings.ledger_path.exists() else None
     try:
         result = make_pr(st, led, branch=branch, push=push, open_pr=open_pr, remote=remote,
                          base=base, ignore=[settings.ledger_path])

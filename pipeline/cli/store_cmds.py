@@ -13,13 +13,16 @@ import yaml
 from ..errors import StoreError
 from ..orf import Store, check_domain, validate_store
 from .app import EXIT_CODES_HELP, EXIT_ERROR, json_option, main, settings_from, store_option
+from .checks import require_store
 
 # The reference script's default, so agents driving `create-experience` the ORF way still work.
 DEFAULT_CHECKLIST_ITEM = "Verify fix in target runtime environment."
 
 
-def _open_store(store: Path | None) -> Store:
+def _open_store(store: Path | None, must_exist: bool = True) -> Store:
     settings = settings_from(store=store)
+    if must_exist:
+        require_store(settings.store)  # only `orf init` creates a store
     return Store(settings.store, lock_timeout=settings.lock_timeout_s)
 
 
@@ -189,18 +192,22 @@ def validate(store_arg: Path | None, repair: bool, store: Path | None) -> None:
 
 
 @main.command("init", epilog=EXIT_CODES_HELP)
+@click.argument("store_arg", metavar="[PATH]", required=False,
+                type=click.Path(file_okay=False, path_type=Path))
 @store_option
-def init(store: Path | None) -> None:
+def init(store_arg: Path | None, store: Path | None) -> None:
     """Create an empty store: INDEX.md with spec_version "0.2" and no categories.
 
-    Does nothing when the store already has an INDEX.md.
+    Does nothing when the store already has an INDEX.md. This is the only command that
+    creates a store; the others refuse a store path that does not exist.
 
     \b
     Examples:
       orf init
+      orf init /srv/playbooks/experiences
       orf init --store /srv/playbooks/experiences
     """
-    orf = _open_store(store)
+    orf = _open_store(store_arg or store, must_exist=False)
     if orf.exists():
         click.echo(f"Store already exists at {orf.root} (nothing changed)")
         return

@@ -50,6 +50,17 @@ _FORMAT_TAG = re.compile(rb'"trajectory_format"\s*:\s*"mini-swe-agent')
 _MSG_KEYS = frozenset({"role", "content", "extra", "tool_calls", "tool_call_id"})
 
 
+def _tail(path: Path, size: int = 4096) -> bytes:
+    """The last ``size`` bytes of ``path`` (empty when it cannot be read)."""
+    try:
+        with path.open("rb") as fh:
+            fh.seek(0, 2)
+            fh.seek(max(0, fh.tell() - size))
+            return fh.read(size)
+    except OSError:
+        return b""
+
+
 def split_observation(content: str) -> tuple[int | None, str]:
     """``(returncode, output)`` of a ``<returncode>N</returncode><output>...`` message."""
     m = _RETURNCODE.match(content)
@@ -77,6 +88,9 @@ class Adapter(base.Adapter):
             return 95
         if b'"messages"' in head and b"<returncode>" in head and b'"trajectory"' not in head:
             return 75
+        if b'"messages"' in head and _FORMAT_TAG.search(_tail(path)):
+            # The format tag is written after the messages: past the head of a long run.
+            return 95
         return 0
 
     def parse(self, path: Path, ctx: base.ParseContext) -> Iterator[Trajectory]:

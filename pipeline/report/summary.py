@@ -51,6 +51,10 @@ class MineSummary:
     """Duplicates: which playbook they reinforced and from which session."""
     issues: list[str] = field(default_factory=list)
     """``path:line: message`` for files that could not be (fully) read."""
+    skipped: list[str] = field(default_factory=list)
+    """``path: reason`` of files no adapter claims (not session logs; not failures)."""
+    skipped_special: list[str] = field(default_factory=list)
+    """``path: reason`` of FIFOs, sockets, devices and symlink loops (never opened)."""
     errors: list[str] = field(default_factory=list)
     """Per-session failures in later stages (judge/draft)."""
     repaired: list[str] = field(default_factory=list)
@@ -86,6 +90,7 @@ class MineSummary:
             "written": self.written,
             "reinforced": self.reinforced,
             "issues": self.issues,
+            "skipped": self.skipped + self.skipped_special,
             "errors": self.errors,
             "repaired": self.repaired,
             "elapsed_s": round(self.elapsed_s, 3),
@@ -126,6 +131,10 @@ def render_table(s: MineSummary) -> str:
         lines.append(f"  reinforced {r['exp_id']} (session {r['session_id']})")
     for fix in s.repaired:
         lines.append(f"  repair: {fix}")
+    for special in s.skipped_special:
+        lines.append(f"  skipped: {special}")
+    if s.skipped:
+        lines.append(f"  skipped {len(s.skipped)} file(s): not a session log (-v lists them)")
     for issue in s.issues[:20]:
         lines.append(f"  skipped: {issue}")
     if len(s.issues) > 20:

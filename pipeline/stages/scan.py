@@ -92,8 +92,8 @@ def scan_source(path: str, fmt: str, is_dir: bool, options: dict[str, Any]) -> S
         path: File or session folder.
         fmt: Adapter name from discovery.
         is_dir: True for folder-shaped sessions.
-        options: ``output_max_chars``, ``max_line_bytes``, ``detect`` (DetectSettings dump)
-            and ``min_wasted_steps``.
+        options: ``output_max_chars``, ``max_line_bytes``, ``detect`` (DetectSettings dump),
+            ``min_wasted_steps`` and ``forced`` (``--format`` chose the adapter).
     """
     from ..config import DetectSettings
     from ..detect import detect_all
@@ -107,7 +107,8 @@ def scan_source(path: str, fmt: str, is_dir: bool, options: dict[str, Any]) -> S
     detect_settings = DetectSettings.model_validate(options.get("detect") or {})
     min_wasted = int(options.get("min_wasted_steps", 1))
     try:
-        for traj in parse_source(SessionSource(Path(path), fmt, is_dir), ctx):
+        src = SessionSource(Path(path), fmt, is_dir, forced=bool(options.get("forced")))
+        for traj in parse_source(src, ctx):
             for t in _flatten(traj):
                 findings = list(detect_all(t, detect_settings))
                 wasted = sum(f.wasted_steps for f in findings)

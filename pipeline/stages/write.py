@@ -108,9 +108,21 @@ class WriteReport:
     """Fixes made by ``Store.repair`` and intent reconciliation."""
 
 
-def write_key(signature: str, session_id: str) -> str:
-    """Idempotency key of one draft: same trap, same session, same file."""
-    return value_hash([signature, session_id])
+def write_key(signature: str, session_id: str, scope: str = "") -> str:
+    """Idempotency key of one draft: same trap, same session, same store, same file.
+
+    ``scope`` is the ledger's store (``Ledger.scope``); keys written before stores were
+    scoped have none and are accepted by any store.
+    """
+    return value_hash([signature, session_id, scope] if scope else [signature, session_id])
+
+
+def _other_store(ledger: Ledger, row: Any) -> bool:
+    """Whether a write intent was recorded for another store sharing this ledger."""
+    scope = getattr(ledger, "scope", "")
+    mine = {write_key(row["signature"], row["session_id"], scope),
+            write_key(row["signature"], row["session_id"])}
+    return row["key"] not in mine
 
 
 def now_iso() -> str:
@@ -152,6 +164,8 @@ def reconcile(store: StoreLike, ledger: Ledger) -> list[str]:
     by_key = _exp_by_key(store)
     fixes: list[str] = []
     for row in rows:
+        if _other_store(ledger, row):
+            continue
         payload = orjson.loads(row["payload"])
         exp = by_key.get(row["key"])
         if exp is None:
@@ -332,7 +346,7 @@ def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> N
 
 def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,
                backend: str, model: str | None, seen: str) -> WriteResult:
-    key = write_key(item.signature, item.session_id)
+    key = write_key(item.signature, item.session_id, getattr(ledger, "scope", ""))
     earlier = done_key(ledger, key)
     if earlier is not None:
         return WriteResult("existing", earlier)
