@@ -22,13 +22,13 @@ from .delta import (
 )
 from .symptom import symptom
 from .tables import CAUSE_HINT_RES, EDIT_TOOLS
-from .text import one_line, relativize, roots_of
+from .text import bound, one_line, relativize, roots_of
 
 NO_ERROR = "no failing step in the loop"
 NO_SYMPTOM = "the error is only harness boilerplate"
 NO_RESOLUTION = "no later step on the same target succeeded"
 NO_CLASS = "no error class fits and nothing changed before the fix"
-_VERIFY_CLASSES = ("test", "build", "lint", "run")
+_VERIFY_CLASSES = ("test", "build", "lint")
 
 
 def _failed(traj: Trajectory, infos: list[Info], i: int) -> bool:
@@ -94,7 +94,8 @@ def _action(step: Step, info: Info, roots: list[str]) -> str:
     if info.shell and command:
         # ``2>&1`` and ``| head``-style tails are how the agent read the output, not the fix.
         command = _NOISE_TAIL.sub("", command)
-        return one_line(relativize(redact(command), roots), 200)
+        # Spaces inside a command can be its argument (``sed 's/^/    /'``): keep them.
+        return bound(re.sub(r"\s*\n\s*", " ", relativize(redact(command), roots)), 200)
     args = step.args or {}
     path = path_of(step, info)
     first = command.splitlines()[0].strip() if command else ""

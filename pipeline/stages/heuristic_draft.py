@@ -111,14 +111,14 @@ def how(lesson: Lesson) -> str:
     return "here " + "; ".join(parts)
 
 
-def _head(lesson: Lesson) -> str:
+def _head(lesson: Lesson, limit: int = 70) -> str:
     """The symptom as a title quotes it: its first line, text quoted inside it elided."""
     line = lesson.symptom_line
     at = lesson.symptom.find(line.rstrip(" …"))
     if "`" in line and at >= 0:
         line = _QUOTED.sub("…", lesson.symptom[at:]).splitlines()[0]
     line = re.sub(r"^E\s+", "", line.strip())  # pytest's error gutter
-    return code(one_line(line.replace("`", "'"), 70))
+    return code(one_line(line.replace("`", "'"), limit))
 
 
 def _another_command(lesson: Lesson) -> bool:
@@ -202,7 +202,7 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     cls = CLASS_BY_ID[lesson.error_class]
     domain, domain_title, domain_desc = _domain(lesson.program, cls.harness, store_context)
     subject = code(lesson.program) if lesson.program else "a tool call"
-    description = (f"Trigger when {subject} fails with {code(one_line(lesson.symptom_line, 200))}"
+    description = (f"Trigger when {subject} fails with {_head(lesson, 200)}"
                    f" ({cls.label})"
                    + (f" on {code(lesson.target)}" if lesson.target != lesson.program else "")
                    + " and the next move would be to retry it without changing the cause.")
