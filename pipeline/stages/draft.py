@@ -13,6 +13,7 @@ Batch Mode can collect every request of a run before anything is sent.
 from __future__ import annotations
 
 import copy
+import os
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -121,7 +122,12 @@ def lesson_findings(traj: Trajectory, findings: list[Finding], limit: int) -> tu
     lessons: list[Lesson] = []
     notes: list[str] = []
     for finding in select_findings(findings, len(findings)):
-        lesson, why = build_lesson(traj, finding, infos, outcome)
+        try:
+            lesson, why = build_lesson(traj, finding, infos, outcome)
+        except Exception as exc:  # noqa: BLE001 - one odd log must not stop the batch
+            if os.environ.get("ORF_RAISE_ERRORS"):
+                raise
+            lesson, why = None, f"lesson builder failed: {type(exc).__name__}"
         if lesson is None:
             notes.append(f"{NO_LESSON}{why} ({finding.kind} at step "
                          f"{finding.steps[0] if finding.steps else '?'})")
