@@ -12,6 +12,7 @@ from conftest import FIXTURES
 from pipeline.errors import ParseFailure
 from pipeline.formats import get_adapter
 from pipeline.formats.base import ParseContext
+from pipeline.formats.discover import sniff
 
 OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif")
 ADAPTER = get_adapter("mini-swe-agent")
@@ -134,3 +135,20 @@ def test_tool_call_messages(tmp_path: Path) -> None:
     step = traj.steps[1]
     assert (step.tool, step.args) == ("bash", {"command": "false"})
     assert (step.exit_code, step.is_error) == (1, True)
+
+
+def test_format_tag_alone_is_positive_evidence(tmp_path: Path) -> None:
+    # No model_stats/mini_version in info, the tag after 70 KB of messages, compact JSON.
+    raw = json.loads(FIXTURE.read_text())
+    raw["info"] = {"exit_status": "Submitted", "submission": ""}
+    raw["messages"][1]["content"] += "\n" + "context " * 10_000
+    for m in raw["messages"]:
+        m["content"] = m["content"].replace("<returncode>", "<rc>")
+    raw["trajectory_format"] = "mini-swe-agent-1"
+    path = tmp_path / "run.traj.json"
+    path.write_text(json.dumps(raw, separators=(",", ":")))
+    assert path.read_bytes().find(b'"trajectory_format"') > 65536
+    assert sniff(path) == "mini-swe-agent"
+    del raw["trajectory_format"]
+    path.write_text(json.dumps(raw, separators=(",", ":")))
+    assert sniff(path) is None

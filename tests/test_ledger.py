@@ -123,3 +123,44 @@ def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path: Path) -> Non
     with pytest.raises(LedgerError) as err:
         Ledger(bogus)
     assert str(err.value).startswith(f"{bogus}: cannot use this file as the orf ledger")
+
+
+def _ledger_at(path: Path, version: int) -> None:
+    """A ledger built by an older orf: only the first ``version`` migrations applied."""
+    with sqlite3.connect(path) as db:
+        for script in MIGRATIONS[:version]:
+            db.executescript(script)
+        db.execute(f"PRAGMA user_version = {version}")
+
+
+def test_two_stores_sharing_a_ledger_keep_their_own_processed_state(tmp_path: Path) -> None:
+    path = tmp_path / ".orf" / "ledger.db"
+    with Ledger(path, store=tmp_path / "a") as a:
+        a.record_source("s.jsonl", size=1, mtime=1.0, content_hash="b2:1", format="codex",
+                        status="ok")
+        a.mark_analyzed("sess-1", "fp-1")
+    with Ledger(path, store=tmp_path / "b") as b:
+        assert b.source("s.jsonl") is None and b.analyzed_fingerprint("sess-1") is None
+        b.record_source("s.jsonl", size=2, mtime=2.0, content_hash="b2:2", format="codex",
+                        status="failed", error="x")
+    with Ledger(path, store=tmp_path / "a") as a:
+        record = a.source("s.jsonl")
+        assert record is not None and (record.size, record.status) == (1, "ok")
+        assert a.analyzed_fingerprint("sess-1") == "fp-1"
+
+
+def test_migration_3_hands_the_old_shared_state_to_the_store_that_upgrades(
+        tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    _ledger_at(path, 2)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO sources VALUES ('old.jsonl', 5, 5.0, 'b2:5', 'codex', 'ok',"
+                   " NULL, 1, 0, 0, 1.0)")
+        db.execute("INSERT INTO analyzed_sessions VALUES ('sess-old', 'fp-old', 1.0)")
+    with Ledger(path, store=tmp_path / "experiences") as led:
+        assert led.schema_version == len(MIGRATIONS)
+        record = led.source("old.jsonl")  # (migration 4 then marks it for one re-read)
+        assert record is not None and (record.size, record.format) == (5, "codex")
+        assert led.analyzed_fingerprint("sess-old") == "fp-old"
+    with Ledger(path, store=tmp_path / "other") as other:
+        assert other.source("old.jsonl") is None
