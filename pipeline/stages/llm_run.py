@@ -61,8 +61,8 @@ class _Session:
         self.drafts: list[Draft] | None = None if self.chosen else []
         self.failures: list[str] = notes
         self.pending: list[LLMRequest] = []
-        # A session without findings yields no playbook, so the model is not asked at all.
-        if self.verdict is None and findings:
+        # A session without a lesson yields no playbook, so the model is not asked at all.
+        if self.verdict is None and self.chosen:
             self.pending.append(judge_request(traj, findings, backend))
         if self.chosen:
             self.pending.append(draft_request(traj, self.chosen, backend, store,

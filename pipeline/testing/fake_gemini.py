@@ -167,8 +167,9 @@ def _lesson_fields(body: dict[str, Any], reply: Any) -> Any:
     worked = _WORKED.search(text)
     cls = found.group(1).replace("_", " ")
     for item in drafts:
-        item["insight"] = (f"The {cls} error names its cause; change what it names before "
-                           "the next attempt.")
+        # The seeded text stays in front, so two sessions' drafts differ as before.
+        item["insight"] = (f"{item.get('insight', '')}: the {cls} error names its cause; "
+                           "change what it names before the next attempt.")
         item["validated_path"] = f"1. `{worked.group(1) if worked else 'the fix'}`"
     return reply
 
