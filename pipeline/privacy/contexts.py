@@ -164,8 +164,8 @@ def near_word_hits(text: str, low: str,
         low: ``text.lower()``.
         not_secret: Name words that make the secret word harmless (``public`` key).
     """
-    if len(low) != len(text):
-        return
+    if len(low) != len(text) or not _TOKEN.search(text):
+        return  # no token long enough anywhere: nothing to find near any word
     pos = 0
     while True:
         m = _NEAR_WORD.search(low, pos)

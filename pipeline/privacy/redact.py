@@ -24,7 +24,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
+
+try:  # the ``fast`` extra: every hint in one C pass instead of ~70 substring searches
+    import ahocorasick  # type: ignore[import-not-found,import-untyped]
+except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+    ahocorasick = None
 
 from .contexts import CONTEXTS, NEAR_HINTS, context_hits, near_word_hits
 from .rules import PEM, PREFIXED, Rule, matches, rule
@@ -112,6 +118,7 @@ _SECRET_NAME = re.compile(
 )
 
 
+@lru_cache(maxsize=8192)  # the same names come back on every line of a file
 def name_class(name: str) -> str | None:
     """``password``, ``secret`` or ``loose`` for a secret-like name; None for any other."""
     words = {w.lower() for w in _NAME_SPLIT.split(name) if w}
@@ -178,6 +185,12 @@ _RUN_HINTS: tuple[str, ...] = tuple(sorted(
     {h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= _RUN_CHARS}
 ))
 _TEXT_HINTS: tuple[tuple[str, str | None], ...] = ()
+# Run hints grouped under their first two characters: one search for ``gh`` stands for the six
+# GitHub prefixes when no run holds it.
+_RUN_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
+    (gate, tuple(h for h in _RUN_HINTS if h[:2] == gate))
+    for gate in sorted({h[:2] for h in _RUN_HINTS})
+)
 
 
 def _text_hints() -> tuple[tuple[str, str | None], ...]:
@@ -200,8 +213,37 @@ _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
 
 
+# Hints in nearly every text: tested apart, or the automaton would report each occurrence.
+_COMMON_HINTS = (".", "--", "-u", "x-")
+
+
+def _automaton() -> Any:
+    if ahocorasick is None:
+        return None
+    auto = ahocorasick.Automaton()
+    for h in ({h for h, _ in _TEXT_HINTS} | set(_RUN_HINTS)) - set(_COMMON_HINTS):
+        auto.add_word(h, h)
+    auto.make_automaton()
+    return auto
+
+
+_AUTOMATON = _automaton()
+
+
 def _present(text: str, low: str) -> frozenset[str]:
-    """The hints found in ``low`` (the lowered ``text``)."""
+    """The hints found in ``low`` (the lowered ``text``).
+
+    With pyahocorasick, one pass finds them all (a shape hint outside a long run only makes
+    its rule run for nothing); without it, the substring searches below.
+    """
+    if _AUTOMATON is not None:
+        found = {h for _, h in _AUTOMATON.iter(low)}
+        found.update(h for h in _COMMON_HINTS if h in low)
+        return frozenset(found)
+    return _present_by_search(low)
+
+
+def _present_by_search(low: str) -> frozenset[str]:
     found: set[str] = set()
     for h, parent in _TEXT_HINTS:
         if (parent is None or parent in found) and h in low:
@@ -209,7 +251,9 @@ def _present(text: str, low: str) -> frozenset[str]:
     runs = _LONG_RUN.findall(low)
     if runs:
         joined = " ".join(runs)
-        found.update(h for h in _RUN_HINTS if h in joined)
+        for gate, members in _RUN_GROUPS:
+            if gate in joined:
+                found.update(h for h in members if h in joined)
     return frozenset(found)
 
 

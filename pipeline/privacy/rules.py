@@ -78,7 +78,7 @@ PREFIXED: list[Rule] = [
     rule("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
        r"\d+/[A-Za-z0-9_\-]{20,}", ["/api/webhooks/"]),
     rule("discord-bot-token", _B + r"[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]"
-       r"{27,40}" + _E, ["."]),
+         r"{27,40}" + _E, ["."]),
     rule("telegram-bot-token", r"(?<![\w:])\d{8,10}:AA[0-9A-Za-z_\-]{33}" + _E, [":aa"]),
     rule("stripe-secret-key", _B + r"sk_(?:live|test)_[0-9A-Za-z]{12,}" + _E, ["sk_live_",
                                                                           "sk_test_"]),
@@ -150,4 +150,5 @@ PEM: list[Rule] = [
     rule("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[\s\S]{0,20000}?-----END "
        r"(?:[A-Z0-9]+ )*PRIVATE KEY-----|(?:[A-Za-z0-9+/=]|" + _NL + r")*)", ["private key-----"]),
 ]
+
 
