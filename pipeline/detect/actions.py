@@ -664,13 +664,28 @@ def runs_tests(step: Step, info: Info) -> bool:
             and _TEST_WORDS.search(command) is not None)
 
 
+_last: tuple[Trajectory, int, object, list[Info]] | None = None
+
+
 def analyze(traj: Trajectory) -> list[Info]:
-    """Classify every step and attach state tokens before and after it (one linear pass)."""
+    """Classify every step and attach state tokens before and after it (one linear pass).
+
+    The last analysis is kept: ``detect_all`` then ``annotate_repeats`` on one session (what
+    every caller does) classify its steps once. A session whose steps changed is analyzed
+    again.
+    """
+    global _last
+    last_step = traj.steps[-1] if traj.steps else None
+    if _last is not None and _last[0] is traj and _last[1] == len(traj.steps) and (
+            _last[2] is last_step):
+        return _last[3]
     token = shell.SESSION_ROOT.set(shell.session_root_of(traj.extra.get("cwd")))
     try:
-        return _analyze(traj)
+        infos = _analyze(traj)
     finally:
         shell.SESSION_ROOT.reset(token)
+    _last = (traj, len(traj.steps), last_step, infos)
+    return infos
 
 
 def _analyze(traj: Trajectory) -> list[Info]:
