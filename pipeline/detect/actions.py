@@ -701,11 +701,15 @@ def _analyze(traj: Trajectory) -> list[Info]:
         info.epoch = st.epoch
         # A failed tool edit changed nothing; a failed shell command may still have written its
         # redirections and here-documents (`cat > t.py <<EOF ... && python t.py` failing).
-        shell_writes = info.failed and info.shell and bool(info.writes)
+        shell_writes = info.failed and info.shell and bool(
+            info.writes or info.extra.get("script_targets") or info.extra.get("script_unknown"))
         if (not info.failed or shell_writes) and step.kind == "tool":
             mutated = False
-            for p in info.writes:
+            for p in (*info.writes, *info.extra.get("script_targets", ())):
                 st.path_version[p] = st.path_version.get(p, 0) + 1
+                mutated = True
+            if info.extra.get("script_unknown"):
+                st.unknown += 1
                 mutated = True
             # A successful edit whose file is unknown (SWE-agent ``edit`` of the open file)
             # may change anything: later reruns are not "unchanged".
@@ -744,9 +748,11 @@ def _apply_scripts(info: Info, scripts: dict[str, tuple[str, ...]]) -> None:
             found.extend(scripts.get(word.rsplit("/", 1)[-1], ()))
     if not found:
         return
+    # Kept apart from ``writes`` (what the command itself writes, which other stages read):
+    # the script's files only advance the state tokens.
     if "*" in found:
-        info.unknown_mutation = True
-    info.writes = tuple(dict.fromkeys([*info.writes, *(p for p in found if p != "*")]))
+        info.extra["script_unknown"] = True
+    info.extra["script_targets"] = tuple(dict.fromkeys(p for p in found if p != "*"))
 
 
 _current: tuple[Trajectory, list[Info]] | None = None
