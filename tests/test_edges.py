@@ -203,6 +203,25 @@ def test_permission_denied_on_the_ledger_is_one_line(tmp_path: Path,
                    "fix its permissions or use another path\n")
 
 
+def test_ledger_failing_mid_run_is_one_line(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from pipeline.ledger import Ledger
+
+    def full(*_a: object, **_k: object) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(Ledger, "record_source", full)
+    store = _store(tmp_path / "experiences")
+    code, out, err = run("mine", _logs(tmp_path), "--store", store, "--backend", "heuristic",
+                         "--ledger", tmp_path / "l.db", "--quiet")
+    assert code == 1 and out == ""
+    assert err == ("Error: the ledger database failed: database or disk is full (check that "
+                   "the ledger and its folder are writable and the disk is not full, or point "
+                   "--ledger elsewhere)\n")
+
+
 def test_unwritable_output_file_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
