@@ -11,8 +11,8 @@ from typing import Any
 
 from ..analyze import SessionReport
 from ..detect.annotate import annotate_repeats
-from ..privacy import redact_value
 from ..model import Finding
+from ..privacy import redact_value
 
 ANALYSIS_SCHEMA = "orf.analysis/1"
 

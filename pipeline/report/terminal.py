@@ -7,8 +7,8 @@ import shutil
 from collections.abc import Iterable
 
 from ..analyze import SessionReport
-from ..privacy import redact
 from ..model import Finding
+from ..privacy import redact
 
 
 def _n(value: int | None) -> str:
