@@ -289,11 +289,11 @@ def test_two_inline_scripts_are_two_runs(tmp_path: Path) -> None:
     assert {k: v[:3] for k, v in _reps(t).items()} == {2: (1, 1, "exact")}
 
 
-def test_looking_again_after_a_new_request_is_a_repeat_not_waste(tmp_path: Path) -> None:
+def test_a_new_request_does_not_make_looking_again_legitimate(tmp_path: Path) -> None:
     spec = ("Read", {"file_path": "/home/dev/shop/specs/spec.md"}, "1\t# Spec", False)
-    t = _claude(tmp_path, [spec, spec, (USER, {}, "Now update the spec for two winners.", False),
+    t = _claude(tmp_path, [spec, (USER, {}, "Now update the spec for two winners.", False),
                            spec])
-    assert _reps(t) == {1: (0, 0, "exact", True), 2: (1, 0, "exact", False)}
+    assert _reps(t) == {1: (0, 0, "exact", True)}
 
 
 def test_status_in_another_format_is_the_same_check(tmp_path: Path) -> None:
@@ -425,3 +425,22 @@ def test_sibling_packages_that_look_alike_are_two_folders(tmp_path: Path) -> Non
     small = "package.json\nsrc\ntsconfig.json\n"
     t = _atif(tmp_path, [_bash("ls packages/core", small), _bash("ls packages/cli", small)])
     assert _reps(t) == {}
+
+
+def test_a_long_output_codex_clipped_covers_only_its_head(tmp_path: Path) -> None:
+    clipped = "Total output lines: 321\n\n240 a\n[... omitted 65 of 321 lines ...]\n560 z"
+    t = _atif(tmp_path, [_bash("sed -n '240,560p' app.js", clipped),
+                         _bash("sed -n '352,440p' app.js", "352 x"),
+                         _bash("sed -n '250,300p' app.js", "250 y")])
+    assert {k: v[2:] for k, v in _reps(t).items()} == {2: ("reread", True)}
+
+
+def test_another_path_to_the_same_binary_is_the_same_run(tmp_path: Path) -> None:
+    err = "src/cli.ts(3,1): error TS2304: Cannot find name 'x'."
+    t = _atif(tmp_path, [_bash("npx tsc -p tsconfig.json --noEmit", err, True),
+                         _bash("./node_modules/.bin/tsc -p tsconfig.json --noEmit", err, True),
+                         _bash("./mvnw test -Dtest=ReproTest", err, True),
+                         _bash("export JAVA_HOME=/usr/lib/jvm/java-11 && mvn test -Dtest=ReproTest",
+                               err, True)])
+    assert {k: v[2:] for k, v in _reps(t).items()} == {1: ("same_action", True),
+                                                       3: ("rerun", True)}

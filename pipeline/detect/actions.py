@@ -11,8 +11,7 @@ State is tracked with counters, not snapshots, so the pass is linear:
 ``epoch`` advances on any successful mutation (file write/edit, install, git checkout, env
 change, build); ``path_version[p]`` advances on writes to ``p``; ``unknown`` advances on
 mutations whose targets are unknown (installs, ``git checkout``, ``rm -rf``, scripts that
-``mv``); ``memory`` advances on context compaction and on a user turn (after either the agent
-may look again legitimately: it forgot, or it was asked something new).
+``mv``); ``memory`` advances on context compaction (after it the agent may re-read legitimately).
 A failed step changes nothing.
 """
 
@@ -85,6 +84,9 @@ _GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am",
                          "merge", "rebase", "switch", "revert", "cherry-pick", "clean", "rm",
                          "mv", "commit", "init", "clone", "fetch"})
 _PAGER = re.compile(r"\|\s*(head|tail)\s+(?:-n\s*|--lines[= ]?|-)\+?(\d+)\s*(?:$|[|;&)])")
+_SHOWN_LINES = re.compile(r"\s*Total output lines: (\d+)")
+CODEX_SHOWN = 256
+"""Lines of a long output Codex shows the model (its first and last 128)."""
 _MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
 _WS = re.compile(r"\s+")
 _CLIPPED = re.compile(
@@ -602,6 +604,10 @@ def classify(step: Step) -> Info:
         info.failed = True
     # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
     info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
+    total = _SHOWN_LINES.match(step.output[:80])
+    if total and int(total.group(1)) > CODEX_SHOWN:
+        # Codex shows the model the head and tail of a long output, not the middle.
+        info.clipped = True
     info.withheld = bool(_WITHHELD.match(step.output[:200]))
     return info
 
@@ -632,9 +638,9 @@ def _classify_code(code: str, step: Step, info: Info) -> None:
 
 _STOPS = frozenset({"kill", "pkill", "killall", "fuser"})
 
-_NEW_CONTEXT = frozenset({"compaction", "user"})
-"""Steps after which looking again is legitimate: the context was compacted, or a person
-spoke (a new request to act on, or news of a change made outside the log)."""
+_NEW_CONTEXT = frozenset({"compaction"})
+"""Steps after which looking again is legitimate: the context was compacted. (A person's turn
+is not one: the held-out labels count a re-read after a new request as waste.)"""
 
 
 @dataclass(slots=True)
@@ -778,6 +784,16 @@ def is_action(info: Info) -> bool:
 
 PLACE_LINES = 6
 """Lines a listing must show before equal listings at two paths are taken for one folder."""
+
+
+def shown_range(info: Info) -> tuple[int, int]:
+    """The lines a read really showed: a clipped view covers only its head."""
+    lo, hi = info.rng or (1, END)
+    if not info.clipped:
+        return (lo, hi)
+    if (lo, hi) == (1, END):
+        return (1, 100)
+    return (lo, min(hi, lo + CODEX_SHOWN // 2 - 1))
 
 
 def place_key(info: Info) -> tuple[str, str, str] | None:

@@ -28,7 +28,16 @@ from dataclasses import dataclass
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
 from . import shell
-from .actions import END, Info, analyze, is_action, place_key, run_tail, set_current
+from .actions import (
+    END,
+    Info,
+    analyze,
+    is_action,
+    place_key,
+    run_tail,
+    set_current,
+    shown_range,
+)
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -216,10 +225,8 @@ class _Matcher:
         if info.cls == "read" and info.paths and not (info.failed or info.filtered
                                                       or info.withheld):
             seen = self.reads.setdefault(info.paths[0], [])
-            full = (1, END)
-            # A clipped whole-file view showed only its head: it does not cover later ranges.
-            seen.append(((1, 100) if info.clipped and info.rng in (None, full) else
-                         info.rng or full, i))
+            # A clipped view showed only its head: it does not cover the rest of its range.
+            seen.append((shown_range(info), i))
             del seen[:-32]
         if info.cls in ("edit", "write") and info.paths:
             if info.failed:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import END, Info, infos_for, path_ext
+from .actions import END, Info, infos_for, path_ext, shown_range
 from .base import register
 from .build import make_finding
 
@@ -93,7 +93,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             if info.clipped:
                 # A clipped whole-file view showed only its head: it does not cover ranges.
                 continue
-        rec.intervals = _add(rec.intervals, lo, hi)
+        # A clipped ranged view (Codex keeps the head and tail of a long output) covers its head.
+        rec.intervals = _add(rec.intervals, *shown_range(info))
     done.extend((p, r) for p, r in files.items() if r.wasted)
     done.sort(key=lambda pr: pr[1].steps[0])
     for path, rec in done:

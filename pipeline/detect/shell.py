@@ -250,7 +250,12 @@ LOCATION_ENV = frozenset({
     "PYTHONPATH", "PATH", "LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "NODE_PATH", "GOPATH",
     "CLASSPATH", "PYTHONHOME", "PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "TERM",
     "COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "PAGER", "GIT_PAGER", "LANG", "LC_ALL",
+    "JAVA_HOME", "GOROOT", "VIRTUAL_ENV",
 })
+# Wrappers and launchers of one tool: `npx tsc`, `./node_modules/.bin/tsc` and `tsc`, or
+# `./mvnw` and `mvn`, run the same binary.
+_LAUNCHERS = frozenset({"npx", "bunx", "pnpx"})
+_SAME_TOOL = {"mvnw": "mvn", "gradlew": "gradle"}
 _ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_]\w*)=")
 
 
@@ -280,6 +285,11 @@ def _canon_argv(argv: list[str], cwd: str) -> list[str]:
         return [*kept, *_canon_argv(rest_argv, cwd)]
     prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/usr/") else argv[0]
     args = argv[1:]
+    if prog in _LAUNCHERS and args and not args[0].startswith("-"):
+        prog, args = args[0], args[1:]
+    if "/" in prog and (prog.startswith("./") or "node_modules/.bin/" in prog):
+        prog = prog.rsplit("/", 1)[-1]
+    prog = _SAME_TOOL.get(prog, prog)
     if _PYTHON.match(prog):
         prog = "python"
         if len(args) >= 2 and args[0] == "-m" and args[1] in ("pytest", "unittest", "pip"):
@@ -341,6 +351,9 @@ def _canonical(command: str, _root: str) -> str:
     parsed = parse(command)
     parts = []
     for seg in parsed.segments:
+        if seg.argv[:1] == ["export"] and all(is_location_env(f"export {a}")
+                                              for a in seg.argv[1:]):
+            continue  # `export JAVA_HOME=...` only says where the tools are
         argv = _canon_argv(seg.argv, parsed.cwd)
         if argv:
             red = "".join(f" >{r}" for r in seg.redirects)
