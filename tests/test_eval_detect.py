@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from pipeline.cli import main
@@ -66,3 +68,38 @@ def test_real_labels_match_the_library(shared_trajectories: Path) -> None:
     doc = json.loads(result.stdout)
     assert doc["all"] == expected
     assert doc["all"]["sessions"] == len(labels)
+
+
+def test_half_written_label_files_are_skipped_with_one_line(tmp_path: Path) -> None:
+    good = json.loads((SET / "set_a" / "calc-1x.json").read_text(encoding="utf-8"))
+    (tmp_path / "a.json").write_text(json.dumps(good), encoding="utf-8")
+    (tmp_path / "b.json").write_text('{"file": "x.jsonl", "steps": [', encoding="utf-8")
+    (tmp_path / "c.json").write_text('{"file": "x.jsonl"}', encoding="utf-8")
+    lines: list[str] = []
+    labels = load_labels(tmp_path, lines.append)
+    assert [x["name"] for x in labels] == ["a"]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"{tmp_path / 'b.json'}: not a label file (not readable: ")
+    assert lines[1] == (f"{tmp_path / 'c.json'}: not a label file (missing or invalid "
+                        "'session_id'); skipped")
+
+
+def test_the_bench_prints_the_library_figures(shared_trajectories: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    # bench/detect_labels.py is a printer over pipeline.evaluate.detect_scores: its train
+    # total is the row `orf eval detect` prints for the same labels.
+    spec = importlib.util.spec_from_file_location("detect_labels", REPO / "bench" /
+                                                  "detect_labels.py")
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--split", "train"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    result = CliRunner().invoke(main, ["eval", "detect",
+                                       *[str(p) for p in sorted(LABELS.glob("*.json"))],
+                                       "--root", str(shared_trajectories),
+                                       "--second", str(LABELS / "second")])
+    total = next(x for x in result.stdout.splitlines() if x.startswith("total "))
+    bench_total = next(x for x in printed if x.startswith("train total "))
+    assert bench_total[30:] == total[30:]
+    assert bench_total[30:].split()[0] == str(len(load_labels(LABELS)))

@@ -179,7 +179,7 @@ def eval_detect(labels: tuple[Path, ...], root: Path, second: Path | None, verbo
       orf eval detect tests/data/labels --root ../shared/trajectories
       orf eval detect tests/data/labels/heldout --root ../shared/trajectories --json
     """
-    from ..evaluate.detect_scores import HEADER, QUESTIONS, Group, row, score_set
+    from ..evaluate.detect_scores import Group, row, score_set, set_lines
 
     bad: list[str] = []
     sets = _label_sets(labels, bad, second)
@@ -187,7 +187,7 @@ def eval_detect(labels: tuple[Path, ...], root: Path, second: Path | None, verbo
     doc: dict[str, Any] = {"sets": {}}
     missing = 0
     for name, group in sets.items():
-        result = score_set(name, group, root, second)
+        result = score_set(name, group, root, second, bad.append)
         every.merge(result.total)
         missing += len(result.missing)
         doc["sets"][name] = {"total": result.total.as_dict(), "missing": result.missing,
@@ -195,18 +195,10 @@ def eval_detect(labels: tuple[Path, ...], root: Path, second: Path | None, verbo
         if as_json:
             continue
         click.echo(f"-- {name}")
-        click.echo(HEADER)
-        for sid, g in result.sessions.items() if verbose else ():
-            click.echo(row(sid, g))
-            for q in QUESTIONS:
-                sc = result.errors[f"{sid}:{q}"]
-                if sc.fps or sc.fns:
-                    click.echo(f"    {q}: FP {sc.fps}  FN {sc.fns}")
-        for fmt_name, g in sorted(result.formats.items()):
-            click.echo(row(f"  {fmt_name}", g))
-        click.echo(row("total", result.total))
-        for m in result.missing:
-            click.echo(f"  {m}: session not found under {root}")
+        # The same table code as bench/detect_labels.py prints (one scoring path).
+        for line in set_lines(result, verbose=verbose,
+                              missing=f"session not found under {root}"):
+            click.echo(line)
     doc["all"] = every.as_dict()
     if as_json:
         click.echo(orjson.dumps(doc, option=orjson.OPT_INDENT_2).decode())

@@ -12,6 +12,7 @@ labellers' agreement (Cohen's kappa). Shared by ``orf eval detect`` and
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,16 +108,6 @@ class Agreement:
         return 1.0 if pe >= 1 else (po - pe) / (1 - pe)
 
 
-def load_labels(folder: Path) -> list[dict[str, Any]]:
-    """Every label file of ``folder`` (one session each), sorted by name, each with ``name``."""
-    out = []
-    for p in sorted(folder.glob("*.json")):
-        label = json.loads(p.read_text(encoding="utf-8"))
-        label["name"] = p.stem
-        out.append(label)
-    return out
-
-
 def check_label(label: Any) -> str | None:
     """Why ``label`` is not a loop label file, or None when it is one."""
     if not isinstance(label, dict):
@@ -127,13 +118,42 @@ def check_label(label: Any) -> str | None:
     return None
 
 
-def second_label(label: dict[str, Any], folder: Path) -> dict[str, Any] | None:
+def read_label(path: Path, warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+    """One label file with its ``name``, or None (one line to ``warn``) when it is not one.
+
+    Labellers write files while the scores run: a half-written or incomplete file is skipped
+    with one line naming it, never fatal.
+    """
+    try:
+        label = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        why: str | None = f"not readable: {exc}"
+    else:
+        why = check_label(label)
+    if why is not None:
+        if warn is not None:
+            warn(f"{path}: not a label file ({why}); skipped")
+        return None
+    label["name"] = path.stem
+    return dict(label)
+
+
+def load_labels(folder: Path, warn: Callable[[str], None] | None = None) -> list[dict[str, Any]]:
+    """Every readable label file of ``folder`` (one session each), sorted by name.
+
+    Files that are not label files are skipped, each with one line to ``warn``.
+    """
+    found = (read_label(p, warn) for p in sorted(folder.glob("*.json")))
+    return [x for x in found if x is not None]
+
+
+def second_label(label: dict[str, Any], folder: Path,
+                 warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
     """The second labeller's file for the same session (same name), when there is one."""
     path = folder / f"{label['name']}.json"
-    if not path.exists():
-        return None
-    other: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    if (other.get("file"), other.get("session_id")) != (label["file"], label["session_id"]):
+    other = read_label(path, warn) if path.exists() else None
+    if other is None or (other["file"], other["session_id"]) != (label["file"],
+                                                                 label["session_id"]):
         return None
     return other
 
@@ -197,7 +217,8 @@ def score_session(label: dict[str, Any], traj: Trajectory) -> dict[str, Score]:
 
 def agreement(label: dict[str, Any], other: dict[str, Any]) -> dict[str, Agreement]:
     """The two labellers' agreement on both questions, over the steps both listed."""
-    common = [s for s in label["steps"] if s in set(other["steps"])]
+    theirs = set(other["steps"])
+    common = [s for s in dict.fromkeys(label["steps"]) if s in theirs]
     out = {q: Agreement() for q in QUESTIONS}
     for q, a, b in zip(QUESTIONS, truth_sets(label), truth_sets(other), strict=True):
         out[q].add(a, b, common)
@@ -292,7 +313,8 @@ class SetResult:
 
 
 def score_set(name: str, labels: list[dict[str, Any]], root: Path,
-              second: Path | None = None) -> SetResult:
+              second: Path | None = None,
+              warn: Callable[[str], None] | None = None) -> SetResult:
     """Score every label of one set against the sessions under ``root``.
 
     Args:
@@ -300,6 +322,7 @@ def score_set(name: str, labels: list[dict[str, Any]], root: Path,
         labels: Label files as loaded by ``load_labels``.
         root: Folder the labels' ``file`` paths are relative to.
         second: Folder of second labels (same file names), for the labellers' agreement.
+        warn: Receives one line per second label file that is not a label file (skipped).
 
     Returns:
         The set's groups; sessions whose log is not under ``root`` are listed in ``missing``.
@@ -311,7 +334,7 @@ def score_set(name: str, labels: list[dict[str, Any]], root: Path,
             out.missing.append(label["name"])
             continue
         sc = score_session(label, traj)
-        other = second_label(label, second) if second is not None else None
+        other = second_label(label, second, warn) if second is not None else None
         one = Group()
         one.add(label, sc, agreement(label, other) if other is not None else None)
         out.sessions[label["name"]] = one
@@ -322,6 +345,35 @@ def score_set(name: str, labels: list[dict[str, Any]], root: Path,
     return out
 
 
+def set_lines(result: SetResult, *, total: str = "total", sessions: bool = False,
+              verbose: bool = False, missing: str = "session not found") -> Iterator[str]:
+    """The printed table of one scored set: header, sessions (optional), formats, total.
+
+    ``orf eval detect`` and ``bench/detect_labels.py`` both print through this, so their
+    totals are the same figures from the same code.
+
+    Args:
+        result: The set as scored by ``score_set``.
+        total: Name of the total row.
+        sessions: One row per session too.
+        verbose: Also each session's false positive and false negative step ids.
+        missing: Text after the name of a session whose log was not found.
+    """
+    yield HEADER
+    for sid, g in result.sessions.items() if sessions or verbose else ():
+        yield row(sid, g)
+        for q in QUESTIONS if verbose else ():
+            sc = result.errors[f"{sid}:{q}"]
+            if sc.fps or sc.fns:
+                yield f"    {q}: FP {sc.fps}  FN {sc.fns}"
+    for fmt_name, g in sorted(result.formats.items()):
+        yield row(f"  {fmt_name}", g)
+    yield row(total, result.total)
+    for m in result.missing:
+        yield f"  {m}: {missing}"
+
+
 __all__ = ["COLUMNS", "HEADER", "QUESTIONS", "Agreement", "Group", "Score", "SetResult",
            "agreement", "check_label", "exact_baseline", "find_session", "format_of",
-           "load_labels", "row", "score_session", "score_set", "second_label", "truth_sets"]
+           "load_labels", "read_label", "row", "score_session", "score_set", "second_label",
+           "set_lines", "truth_sets"]
