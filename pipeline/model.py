@@ -374,3 +374,13 @@ class Lesson(BaseModel):
     """How the run ended (``success``/``failure``/``unknown``)."""
     signature: str = ""
     """Same lesson, same signature: class + target (harness traps: class + agent)."""
+    sequence: list[tuple[str, str]] = Field(default_factory=list)
+    """(action, its own error line) of each failing attempt of the lesson, in order."""
+    tried: list[str] = Field(default_factory=list)
+    """Steps inside the loop that did not help (the next attempt failed the same way)."""
+    mechanism: str = ""
+    """Key of ``pipeline.lessons.tables.MECHANISMS``: what this case's cause is."""
+    facts: dict[str, str] = Field(default_factory=dict)
+    """Values the mechanism's sentences name (``module``, ``bin``, ``tried_indent``, ...)."""
+    purpose: str = ""
+    """What the agent was doing: the failing step's own description, else the task's line."""

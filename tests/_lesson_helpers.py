@@ -39,8 +39,12 @@ def tool(name: str, args: dict[str, Any], output: str, error: bool = False) -> C
     return (name, args, f"<tool_use_error>{output}</tool_use_error>" if error else output, error)
 
 
-def claude_log(path: Path, sid: str, calls: list[Call], task: str = "Fix the build") -> Path:
-    """Write a Claude Code session (one assistant tool_use and one tool_result per call)."""
+def claude_log(path: Path, sid: str, calls: list[Call], task: str = "Fix the build",
+               last_words: str = "") -> Path:
+    """Write a Claude Code session (one assistant tool_use and one tool_result per call).
+
+    ``last_words``: a final assistant text message (the agent's own summary), when given.
+    """
     lines: list[dict[str, Any]] = []
 
     def rec(**kw: Any) -> None:
@@ -81,6 +85,10 @@ def claude_log(path: Path, sid: str, calls: list[Call], task: str = "Fix the bui
                 ],
             },
         )
+    if last_words:
+        rec(type="assistant", message={"id": f"msg_{sid[:6]}_end", "role": "assistant",
+                                       "model": "claude-sonnet-4-5",
+                                       "content": [{"type": "text", "text": last_words}]})
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n", encoding="utf-8")
     return path
 

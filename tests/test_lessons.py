@@ -46,9 +46,9 @@ CASES: dict[str, dict[str, Any]] = {
             bash("bun install", "bun install v1.3.9\n+ typescript@5.9.3\n988 packages installed"),
             bash("./node_modules/.bin/tsc --noEmit -p .", ""),
         ],
-        "title": "`(eval):1: command not found: tsc`: install the missing program instead of "
-        "trying other launchers (`bun install`)",
-        "error": "(eval):1: command not found: tsc",
+        "title": "Install the project's dependencies when `tsc` is not found, instead of trying "
+        "other launchers",
+        "error": "(eval):1: no such file or directory: ./node_modules/.bin/tsc",
         "path": [
             "1. Install what is missing: `bun install`.",
             "2. `./node_modules/.bin/tsc --noEmit -p .` succeeds.",
@@ -70,10 +70,7 @@ CASES: dict[str, dict[str, Any]] = {
                 "Successfully installed requests-2.32.3\n3 passed in 0.41s",
             ),
         ],
-        "title": (
-            "`ModuleNotFoundError: No module named 'requests'`: make the dependency available "
-            '(install or build it) before rerunning `pytest` (`pip install requests`)'
-        ),
+        "title": ("Install `requests` into the environment the command runs in, then rerun it"),
         "error": "E   ModuleNotFoundError: No module named 'requests'",
         "path": [
             "1. Install what is missing: `pip install requests`.",
@@ -96,12 +93,9 @@ CASES: dict[str, dict[str, Any]] = {
             bash("ls", "README.md\nweb\napi"),
             bash("cd web && npm run build", "> web@1.0.0 build\n> vite build\n✓ built in 1.2s"),
         ],
-        "title": (
-            '`npm error enoent Could not read package.json: Error: ENOENT: no such …`: check '
-            'the working directory and the path before rerunning (`cd web`)'
-        ),
+        "title": ("Check the working directory and the path before rerunning"),
         "error": (
-            'npm error enoent Could not read package.json: Error: ENOENT: no such file or '
+            "npm error enoent Could not read package.json: Error: ENOENT: no such file or "
             "directory, open 'package.json'"
         ),
         "path": [
@@ -124,10 +118,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("pytest --help | grep -i timeout", "  --durations=N  show N slowest"),
             bash("pytest tests/", "12 passed in 1.10s"),
         ],
-        "title": (
-            "`pytest: error: unrecognized arguments: --timeout`: check the version's "
-            'interface, then fix the call'
-        ),
+        "title": ("Check the version's interface, then fix the call"),
         "error": "pytest: error: unrecognized arguments: --timeout",
         "path": [
             "1. Change the command: `pytest --timeout 30 tests/` -> `pytest tests/`; it succeeds."
@@ -154,10 +145,7 @@ CASES: dict[str, dict[str, Any]] = {
                 "[main 4f2a9c1] Add checkout flow\n 3 files changed, 120 insertions(+)",
             ),
         ],
-        "title": (
-            "`fatal: Unable to create '.git/index.lock': File exists.`: check no other process "
-            'holds the lock before removing it (`rm -f .git/index.lock`)'
-        ),
+        "title": ("Check no other process holds the lock before removing it"),
         "error": "fatal: Unable to create '.git/index.lock': File exists.",
         "path": [
             "1. Stop or clear what holds the resource: `rm -f .git/index.lock`.",
@@ -203,8 +191,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("pytest tests/test_cart.py", "4 passed in 0.30s"),
         ],
         "title": (
-            '`String to replace not found in file.`: re-read the file before retrying an edit '
-            'whose target text no longer matches'
+            "Copy the old text's indentation from the file, tab for tab, before retrying the edit"
         ),
         "error": "String to replace not found in file.",
         "path": [
@@ -238,10 +225,7 @@ CASES: dict[str, dict[str, Any]] = {
                 f"The file {F}/app/settings.py has been updated.",
             ),
         ],
-        "title": (
-            '`File has not been read yet. Read it first before writing to it.`: read the '
-            'existing file, then write'
-        ),
+        "title": ("Read the existing file, then write"),
         "error": "File has not been read yet. Read it first before writing to it.",
         "path": [
             "1. Read the file: `read app/settings.py`.",
@@ -281,13 +265,9 @@ CASES: dict[str, dict[str, Any]] = {
                 f"The file {F}/migrations/0007_drop_sku.py has been updated successfully.",
             ),
         ],
-        "title": (
-            '`keep the migration, add a nullable sku column instead`: stop and answer the user '
-            'before editing migrations/0007_drop_sku.py again'
-        ),
+        "title": ("Stop and answer the user before editing the file again"),
         "error": (
-            'The user rejected the call: "keep the migration, add a nullable sku column '
-            'instead"'
+            'The user rejected the call: "keep the migration, add a nullable sku column instead"'
         ),
         "path": [
             "1. Stop after the refusal and answer what the user said before acting again.",
@@ -308,10 +288,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("chmod +x scripts/deploy.sh", ""),
             bash("./scripts/deploy.sh staging", "deployed build 812 to staging"),
         ],
-        "title": (
-            '`(eval):1: permission denied: ./scripts/deploy.sh`: fix the permission, not the '
-            'command (`chmod +x scripts/deploy.sh`)'
-        ),
+        "title": ("Fix the permission, not the command"),
         "error": "(eval):1: permission denied: ./scripts/deploy.sh",
         "path": [
             "1. Fix the permission: `chmod +x scripts/deploy.sh`.",
@@ -332,10 +309,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("export GH_TOKEN=$(cat ~/.config/shop/token)", ""),
             bash("gh pr create --fill", "https://github.com/dana/shop/pull/42"),
         ],
-        "title": (
-            '`HTTP 401: Bad credentials (https://api.github.com/graphql)`: fix the credentials '
-            'before retrying (`export GH_TOKEN=$(cat …`)'
-        ),
+        "title": ("Fix the credentials before retrying"),
         "error": "HTTP 401: Bad credentials (https://api.github.com/graphql)",
         "path": [
             "1. Fix the configuration: `export GH_TOKEN=$(cat ~/.config/shop/token)`.",
@@ -360,12 +334,9 @@ CASES: dict[str, dict[str, Any]] = {
                 "Saved ./vendor/wheel-0.45.1-py3-none-any.whl\nSuccessfully downloaded wheel",
             ),
         ],
-        "title": (
-            '`WARNING: Retrying (Retry(total=4)) after connection broken by …`: check the '
-            'connection before retrying (`export HTTPS_PROXY=http://proxy.internal …`)'
-        ),
+        "title": ("Check the connection before retrying"),
         "error": (
-            'WARNING: Retrying (Retry(total=4)) after connection broken by '
+            "WARNING: Retrying (Retry(total=4)) after connection broken by "
             "'NewConnectionError(': Failed to establish a new connection: [Errno -3] Temporary "
             "failure in name resolution')'"
         ),
@@ -384,15 +355,12 @@ CASES: dict[str, dict[str, Any]] = {
                 "Tests: 48 passed, 48 total",
             ),
         ],
-        "title": (
-            '`Command timed out after 2m 0.0s`: find what the command waits on instead of '
-            'raising the timeout (`--testPathIgnorePatterns=e2e`)'
-        ),
+        "title": ("Find what the command waits on instead of raising the timeout"),
         "error": "Command timed out after 2m 0.0s",
         "path": [
             (
-                '1. Change the command: `npm test -- --watchAll=false` -> `npm test -- '
-                '--watchAll=false --testPathIgnorePatterns=e2e`; it succeeds.'
+                "1. Change the command: `npm test -- --watchAll=false` -> `npm test -- "
+                "--watchAll=false --testPathIgnorePatterns=e2e`; it succeeds."
             )
         ],
     },
@@ -410,10 +378,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("lsof -ti :3000 | xargs kill", ""),
             bash("npm run dev", "ready - started server on 0.0.0.0:3000"),
         ],
-        "title": (
-            '`Error: listen EADDRINUSE: address already in use :::3000`: free the port or '
-            'choose another before restarting (`lsof -ti :3000 | xargs kill`)'
-        ),
+        "title": ("Free the port or choose another before restarting"),
         "error": "Error: listen EADDRINUSE: address already in use :::3000",
         "path": [
             "1. Stop or clear what holds the resource: `lsof -ti :3000 | xargs kill`.",
@@ -443,10 +408,7 @@ CASES: dict[str, dict[str, Any]] = {
             ),
             bash("pytest tests/test_price.py", "1 passed in 0.04s"),
         ],
-        "title": (
-            '`assert 110.0 == 90`: fix what the failing assertion names, then rerun the test '
-            '(`edit app/price.py`)'
-        ),
+        "title": ("Fix what the failing assertion names, then rerun the test"),
         "error": "E       assert 110.0 == 90",
         "path": [
             "1. Change the code: `edit app/price.py`.",
@@ -471,10 +433,7 @@ CASES: dict[str, dict[str, Any]] = {
                 f"The file {F}/app/cart.py has been updated successfully.",
             ),
         ],
-        "title": (
-            '`InputValidationError: Edit failed due to the following issue:`: fix the tool '
-            'arguments the harness names'
-        ),
+        "title": ("Send the `new_string` parameter the harness names as required"),
         "error": "InputValidationError: Edit failed due to the following issue:",
         "path": ["1. Resend `edit app/cart.py` with `new_string` added; it succeeds."],
     },
@@ -506,8 +465,8 @@ CASES: dict[str, dict[str, Any]] = {
             ("python -m pytest tests/test_core.py", "5 passed in 0.2s"),
         ],
         "title": (
-            "`E999 SyntaxError: unmatched ')'`: fix the text or range of the edit that broke "
-            'the syntax (`40:42`)'
+            "Widen the edit range to the last line your text replaces, or the old closing line "
+            "stays below it"
         ),
         "error": "E999 SyntaxError: unmatched ')'",
         "path": [

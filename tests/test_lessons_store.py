@@ -43,8 +43,7 @@ def test_five_sessions_with_one_harness_trap_make_one_playbook(tmp_path: Path) -
     assert (out.drafts["new"], out.drafts["duplicate"], out.drafts["related"]) == (1, 4, 0)
     store = Store(tmp_path / "experiences")
     [exp] = store.experiences()
-    assert exp.title == ("`File has not been read yet. Read it first before writing to it.`: "
-                         "read the existing file, then write")
+    assert exp.title == "Read the existing file, then write"
     sessions = {s["id"] for s in exp.provenance["sessions"]}
     assert sessions == {r["session_id"] for r in out.reinforced} | {out.written[0]["session_id"]}
     assert len(sessions) == len(FILES) and exp.provenance["reinforcements"] == 4

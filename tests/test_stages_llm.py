@@ -125,9 +125,7 @@ def test_heuristic_drafts_from_findings() -> None:
     result = draft(traj, findings, verdict, HEURISTIC, STORE)
     assert len(result.drafts) == 1 and result.failures == []
     made = result.drafts[0]
-    assert made.title == ("`ModuleNotFoundError: No module named 'foo'`: make the dependency "
-                          "available (install or build it) before rerunning `pytest` "
-                          "(`pip install -e .`)")
+    assert made.title == "Install `foo` into the environment the command runs in, then rerun it"
     assert made.domain == "python-env"  # picked from the index by vocabulary
     assert "E   ModuleNotFoundError: No module named 'foo'" in made.trap
     assert made.validated_path == ("1. Install what is missing: `pip install -e .`.\n"

@@ -11,23 +11,37 @@ import re
 
 from ..detect.actions import Info, analyze
 from ..hashing import value_hash
-from ..model import Finding, Lesson, Step, Trajectory
+from ..model import Finding, FixDelta, Lesson, Step, Trajectory
 from ..privacy import redact
 from .delta import (
+    Resolved,
     build_delta,
+    change_kind,
     command_of,
     edit_old_text,
     find_resolution,
     path_of,
 )
+from .mechanisms import MECHANISM_CLASSES, facts_from, pick
+from .proof import failed_before, gave_up, make_proven, passes_later
 from .symptom import symptom
-from .tables import CAUSE_HINT_RES, EDIT_TOOLS
+from .tables import CAUSE_HINT_RES, EDIT_TOOLS, ErrorClass
 from .text import bound, one_line, relativize, roots_of
 
 NO_ERROR = "no failing step in the loop"
 NO_SYMPTOM = "the error is only harness boilerplate"
 NO_RESOLUTION = "no later step on the same target succeeded"
 NO_CLASS = "no error class fits and nothing changed before the fix"
+GAVE_UP = "the session ended unresolved"
+ONE_ATTEMPT = "one failure then the fix: nothing was retried"
+HARNESS_TAGS = re.compile(r"<(system[-_]\w+|uploaded_files|environment_details|command-\w+)>"
+                        r".*?(?:</\1>|\Z)", re.DOTALL)
+"""Harness blocks around a session's task text: instructions, not what the user asked."""
+_ISSUE = re.compile(r"<(?:issue_description|pr_description|issue)>\s*(.+?)\s*(?:</|$)",
+                    re.DOTALL)
+NO_MECHANISM = "no specific cause found for this error"
+_PURPOSE_KEYS = ("description",)
+_REL_BIN = re.compile(r"(?:\./)?(?:node_modules|\.venv|venv|vendor)/(?:\.bin|bin)/[\w.-]+")
 _VERIFY_CLASSES = ("test", "build", "lint")
 
 
@@ -168,11 +182,25 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     last_info = infos[failing[-1]]
     is_file = (last.tool or "") in EDIT_TOOLS or last_info.cls in ("write", "edit")
     target_path = path_of(last, last_info) if is_file else ""
-    res = find_resolution(steps, infos, failing, target_path)
+    said = gave_up(steps)
+    if said:
+        return None, GAVE_UP
+    res = find_resolution(steps, infos, failing, target_path,
+                          make_proven(steps, infos, failing[0]))
     if res is None:
         return None, NO_RESOLUTION
+    res = _rerun_is_fix(steps, infos, res, target_path)
+    attempts_at = _attempts(steps, infos, [*failing, *res.later_fails], roots)
+    if len(attempts_at) < 2:
+        return None, ONE_ATTEMPT
+    last_cls = symptom(steps[attempts_at[-1]], roots)[2]
+    if last_cls is not None:
+        cls = last_cls
+    last_text, last_line, _c = symptom(steps[attempts_at[-1]], roots)
+    if last_text:
+        text, line = last_text, last_line
     edit_error = cls is not None and cls.id == "edit_not_found"
-    edits = [(i, edit_old_text(steps[i], infos[i])) for i in failing if i <= res.last_fail]
+    edits = [(i, edit_old_text(steps[i], infos[i])) for i in attempts_at]
     delta = build_delta(steps, infos, res, edits, target_path, edit_error, roots,
                         [_action(steps[j], infos[j], roots) for j, _kind in res.inserted],
                         (_action(steps[res.last_fail], infos[res.last_fail], roots),
@@ -186,21 +214,137 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     resolving = _action(steps[res.step], infos[res.step], roots)
     verify = _rerun(steps, infos, res.step, command_of(steps[res.last_fail]), roots) or (
         resolving if infos[res.step].shell else _verify(steps, infos, res.step + 1, roots))
+    if not infos[res.step].shell and (not verify or verify == resolving):
+        # An edit loop proven by a command that failed before it now passing (lint, tests).
+        again = passes_later(steps, infos, res.step, failed_before(steps, infos, failing[0]))
+        verify = _action(steps[again], infos[again], roots) if again is not None else verify
     harness = cls.harness
     signature = value_hash({"lesson": cls.id, "agent": traj.agent} if harness else
                            {"lesson": cls.id, "program": program,
                             "target": target if is_file else ""})
-    attempts = len([i for i in failing if i <= res.last_fail]) + \
-        (1 if res.last_fail not in failing else 0)
+    sequence = [(_action(steps[i], infos[i], roots), symptom(steps[i], roots)[1])
+                for i in attempts_at]
+    tried = _tried(steps, infos, res, attempts_at, roots)
     cause = next((hint for cid, rx, hint in CAUSE_HINT_RES
                   if cid == cls.id and rx.search(text or line)), "")
-    return Lesson(
+    lesson = Lesson(
         error_class=cls.id, cause=cause, class_label=cls.label, harness=harness, agent=traj.agent,
         symptom=text or line, symptom_line=line or text.splitlines()[0],
         tool=last.tool or "", program=program, target=target,
         failing_action=_action(steps[res.last_fail], infos[res.last_fail], roots),
-        attempts=attempts, fix=delta, resolving_action=resolving, resolving_step=res.step,
+        attempts=len(attempts_at), fix=delta, resolving_action=resolving, resolving_step=res.step,
         between=[_action(steps[j], infos[j], roots) for j in res.between[:8]],
         verify=verify, wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
         wasted_seconds=finding.wasted_seconds, outcome=outcome, signature=signature,
-    ), ""
+        sequence=sequence, tried=tried,
+        facts=facts_from(text, {**_edit_facts(delta), **_purpose(traj, steps[attempts_at[0]]),
+                                **_bin_fact(steps, attempts_at, roots)}),
+    )
+    mech = pick(lesson)
+    if mech is None and cls.id in MECHANISM_CLASSES:
+        return None, NO_MECHANISM
+    lesson.mechanism = mech.key if mech is not None else ""
+    return lesson, ""
+
+
+def _same_error(cls: ErrorClass | None, ref: ErrorClass | None) -> bool:
+    return cls is not None and ref is not None and cls.id == ref.id
+
+
+def _attempts(steps: list[Step], infos: list[Info], failing: list[int],
+              roots: list[str]) -> list[int]:
+    """The failing attempts of the error the fix removed, walking back from the last one.
+
+    A call the harness rejected with another tool-usage error never ran, so it is left out;
+    a real error of another class means the earlier error was already gone: stop there.
+    """
+    order = sorted(set(failing))
+    if not order:
+        return []
+    ref = symptom(steps[order[-1]], roots)[2]
+    out = [order[-1]]
+    for i in reversed(order[:-1]):
+        cls = symptom(steps[i], roots)[2]
+        if _same_error(cls, ref):
+            out.insert(0, i)
+        elif cls is not None and cls.harness and ref is not None and ref.harness:
+            continue
+        else:
+            break
+    return out
+
+
+def _tried(steps: list[Step], infos: list[Info], res: Resolved, attempts: list[int],
+           roots: list[str]) -> list[str]:
+    """What was done inside the loop that did not help, in order (at most 5, no repeats)."""
+    out: list[str] = []
+    inside = [j for j in res.tried if attempts[0] < j < res.step]
+    # State changes between failing attempts (an install, a cd) were followed by the error.
+    inside += [j for j in range(attempts[0] + 1, attempts[-1]) if j not in attempts
+               and change_kind(steps[j], infos[j], "") not in (None, "edit", "reread")]
+    # Reads of the target between failing attempts: re-reading did not help either.
+    inside += [j for j in range(attempts[0] + 1, attempts[-1])
+               if infos[j].cls == "read" and steps[j].kind == "tool"]
+    for j in sorted(set(inside)):
+        action = _action(steps[j], infos[j], roots)
+        if infos[j].cls == "read":
+            action = "re-read " + action.removeprefix("read ")
+        if action not in out:
+            out.append(action)
+    # The same call resent with other options (``with_escalated_permissions``) did not help.
+    for a, b in zip(attempts, attempts[1:], strict=False):
+        extra = sorted(set(steps[b].args or {}) - set(steps[a].args or {}) -
+                       {"description", "timeout", "justification"})
+        if extra and command_of(steps[a]) == command_of(steps[b]):
+            out.append(f"the same call with `{extra[0]}` set")
+    return out[:5]
+
+
+def _rerun_is_fix(steps: list[Step], infos: list[Info], res: Resolved,
+                  target_path: str) -> Resolved:
+    """When another command passed and the failing one passes after it, that is the fix.
+
+    ``bun run build`` passes, then the same ``bun test`` that failed passes: the build is an
+    inserted step, the rerun is the step that worked.
+    """
+    failed, worked = command_of(steps[res.last_fail]), command_of(steps[res.step])
+    if not (infos[res.step].shell and failed and worked and failed != worked) or res.chained:
+        return res
+    again = passes_later(steps, infos, res.step, [failed])
+    if again is None:
+        return res
+    kind = change_kind(steps[res.step], infos[res.step], target_path) or "build"
+    return Resolved(res.last_fail, again, [*res.inserted, (res.step, kind)],
+                    [*res.between, res.step], [], res.later_fails, res.tried)
+
+
+def _edit_facts(delta: FixDelta) -> dict[str, str]:
+    """Indentation of the old text and of the file's line, for the mechanism sentences."""
+    note = delta.edit_note or ""
+    match = re.search(r"the old text has (.+?), the file has (.+?)(?:;|$)", note)
+    return {"tried_indent": match.group(1), "found_indent": match.group(2)} if match else {}
+
+
+def _bin_fact(steps: list[Step], attempts: list[int], roots: list[str]) -> dict[str, str]:
+    """A relative program path an attempt ran (``./node_modules/.bin/tsc``), for ``test -x``."""
+    for i in attempts:
+        match = _REL_BIN.search(command_of(steps[i]))
+        if match:
+            return {"bin": relativize(match.group(0), roots)}
+    return {}
+
+
+def _purpose(traj: Trajectory, step: Step) -> dict[str, str]:
+    """What the agent was doing: the step's own description and the task's first line."""
+    args = step.args or {}
+    said = next((str(args[k]) for k in _PURPOSE_KEYS if isinstance(args.get(k), str)
+                 and args[k].strip()), "")
+    task = HARNESS_TAGS.sub("", traj.task or "")
+    issue = _ISSUE.search(task)
+    line = next((ln.strip(" #*") for ln in (issue.group(1) if issue else task).splitlines()
+                 if len(ln.strip(" #*")) > 8), "")
+    # A one-word description ("run") says nothing the program name does not.
+    out = {"doing": redact(one_line(said.rstrip("."), 120))} if len(said.split()) > 1 else {}
+    if line:
+        out["task"] = redact(one_line(line, 140))
+    return out

@@ -5,19 +5,29 @@ from __future__ import annotations
 import difflib
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..detect.actions import Info
 from ..model import FixDelta, Step
 from ..privacy import redact
-from .tables import EDIT_TOOLS, PROBE, RESOLUTION_WINDOW, STATE_CHANGE_RES
+from .tables import (
+    EDIT_TOOLS,
+    FALLBACK_ECHO,
+    NOOP_OUTPUT_RE,
+    PROBE,
+    RESOLUTION_WINDOW,
+    STATE_CHANGE_RES,
+)
 from .text import one_line, relativize, visible
 
 _GUTTER = re.compile(r"^\s*\d+(?:→|\t|: ?)")
 _CONFIG = re.compile(r"(?:^|/)(?:pyproject\.toml|package\.json|setup\.cfg|tox\.ini|"
                      r"tsconfig[\w.]*\.json|\.env[\w.]*|[\w.-]+\.(?:ini|cfg|toml|ya?ml|conf))$")
 _VAGUE = "the file's line differs from the old text"
+_GONE = "the file holds no line like this one any more"
+_UNSPECIFIC = (_VAGUE, _GONE)
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 
 
@@ -34,6 +44,23 @@ class Resolved:
     chained: list[str] = field(default_factory=list)
     """State changes chained before the command in the step that worked (``pip install -e .
     && pytest``)."""
+    later_fails: list[int] = field(default_factory=list)
+    """Failures on the same target after the loop's last one (each became the last)."""
+    tried: list[int] = field(default_factory=list)
+    """Steps that did not help: state changes followed by the same failure, and steps that
+    looked like the fix but were undone or not shown in place."""
+
+
+def did_nothing(step: Step) -> bool:
+    """True when a step's own output shows it changed nothing.
+
+    ``git checkout f || echo "No original file"`` printing the fallback, "nothing to commit".
+    """
+    output = step.output or ""
+    fallback = FALLBACK_ECHO.search(command_of(step))
+    if fallback and fallback.group(2).strip() and fallback.group(2).strip() in output:
+        return True
+    return bool(NOOP_OUTPUT_RE.search(output))
 
 
 def command_of(step: Step) -> str:
@@ -63,6 +90,8 @@ def path_of(step: Step, info: Info) -> str:
 def change_kind(step: Step, info: Info, target_path: str) -> str | None:
     """How a step between the failure and the fix changed state (None: it did not)."""
     if step.kind != "tool" or info.failed:
+        return None
+    if info.shell and did_nothing(step):
         return None
     if info.shell:
         command = command_of(step)
@@ -111,11 +140,14 @@ def chained_before(failed: str, worked: str) -> list[str]:
 
 
 def find_resolution(steps: list[Step], infos: list[Info], failing: list[int],
-                    target_path: str) -> Resolved | None:
+                    target_path: str,
+                    proven: Callable[[int, int], bool] | None = None) -> Resolved | None:
     """The first later step on the same target that did not fail, and what came between.
 
     A later failure on the same target becomes the last failing attempt (what was inserted
     before it did not help). A state change of another kind is an inserted step, not the fix.
+    ``proven(step, last_fail)`` rejects a candidate the log does not show working (it joins
+    ``tried`` and the search goes on).
     """
     last = failing[-1]
     ref_info, ref_step = infos[last], steps[last]
@@ -123,18 +155,29 @@ def find_resolution(steps: list[Step], infos: list[Info], failing: list[int],
                                           paths=ref_info.paths), target_path)
     inserted: list[tuple[int, str]] = []
     between: list[int] = []
-    for j in range(last + 1, min(len(steps), last + 1 + RESOLUTION_WINDOW)):
+    later: list[int] = []
+    tried: list[int] = []
+    j = last
+    end = min(len(steps), last + 1 + RESOLUTION_WINDOW)
+    while j + 1 < end:
+        j += 1
         step, info = steps[j], infos[j]
         if step.kind != "tool":
             continue
         if _same_target(ref_info, ref_step, info, step) and not PROBE.search(command_of(step)):
             if info.failed or step.is_error:
+                tried.extend(i for i, _kind in inserted)
                 last, inserted, between = j, [], []
+                later.append(j)
+                end = min(len(steps), last + 1 + RESOLUTION_WINDOW)
                 continue
             kind = change_kind(step, info, target_path)
             chained = chained_before(command_of(ref_step), command_of(step))
             if chained or kind in (None, "rewrite", "reread") or kind == ref_kind:
-                return Resolved(last, j, inserted, between, chained)
+                if proven is not None and not proven(j, last):
+                    tried.append(j)
+                    continue
+                return Resolved(last, j, inserted, between, chained, later, tried)
         kind = change_kind(step, info, target_path)
         between.append(j)
         if kind is not None:
@@ -209,9 +252,14 @@ def edit_difference(old: str | None, steps: list[Step], infos: list[Info], path:
     for line in tried:
         if line in present:
             continue
+        # The same text at another depth is an indentation difference, whatever is closer.
+        same = [h for h in held if h.strip() == line.strip() and h.strip()]
+        if same:
+            return (line, same[0], f"indentation differs: the old text has {_indent(line)}, "
+                    f"the file has {_indent(same[0])}")
         close = difflib.get_close_matches(line, held, n=1, cutoff=0.6)
         if not close:
-            return line, None, "the file holds no line like this one any more"
+            return line, None, _GONE
         found = close[0]
         if found.strip() == line.strip():
             return (line, found, f"indentation differs: the old text has {_indent(line)}, "
@@ -273,21 +321,17 @@ def build_delta(steps: list[Step], infos: list[Info], res: Resolved,
         elif removed or added:
             delta.kinds.append("flag" if infos[res.step].shell else "edit_args")
     if is_edit_error:
-        notes: dict[str, str] = {}
-        edit_from_vague = False
-        for index, old in edits:
-            tried, found, note = edit_difference(old, steps, infos, path, index, res.step,
-                                                 steps[index].output)
-            key = (note or "").split(":")[0].split(" (")[0]
-            if note and key not in notes:
-                notes[key] = note
-                if tried and (delta.edit_tried is None or edit_from_vague):
-                    delta.edit_tried = visible(clean_keep(tried))
-                    delta.edit_found = visible(clean_keep(found)) if found else None
-                    edit_from_vague = note == _VAGUE
-        if len(notes) > 1:
-            notes.pop(_VAGUE, None)
-        delta.edit_note = "; later ".join(list(notes.values())[:2]) or None
+        # The latest attempt whose difference is specific leads (the one nearest the fix);
+        # a vague one only when no attempt says more. Other attempts' notes are left out.
+        found_notes = [edit_difference(old, steps, infos, path, index, res.step,
+                                       steps[index].output) for index, old in edits]
+        ranked = [n for n in reversed(found_notes) if n[2] and n[2] not in _UNSPECIFIC] + \
+            [n for n in reversed(found_notes) if n[2]]
+        if ranked:
+            tried, found, note = ranked[0]
+            delta.edit_note = note
+            delta.edit_tried = visible(clean_keep(tried)) if tried else None
+            delta.edit_found = visible(clean_keep(found)) if found else None
         if delta.edit_note or delta.edit_found:
             delta.kinds.append("edit_target")
     return delta

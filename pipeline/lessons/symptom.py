@@ -21,12 +21,14 @@ from .tables import (
 from .text import bound, relativize
 
 _BULLET = re.compile(r"^[-*•]\s+")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PY_ERROR = re.compile(r"[\w.]*(?:Error|Exception)\b:?")
 _REFUSAL_WORDS = re.compile(r"the user said:\s*(.+)", re.IGNORECASE | re.DOTALL)
 
 
 def error_body(output: str) -> list[str]:
     """The lines of an observation that are not harness boilerplate, in order."""
+    output = _ANSI.sub("", output)
     cut = CUT_AT.search(output)
     text = WRAPPERS.sub("\n", output[: cut.start()] if cut else output)
     lines: list[str] = []

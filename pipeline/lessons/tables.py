@@ -323,15 +323,9 @@ CAUSE_HINTS: tuple[tuple[str, str, str], ...] = (
     ("syntax_error", r"^\s*(\w+)\s*(?:&&|\|\||;)\s*.*(?:\n.*)?\^",
      "the here-document terminator is not alone on its line, so the text after it was fed to "
      "the interpreter as code"),
-    ("syntax_error", r"E999 SyntaxError: unmatched",
-     "an unmatched bracket right after the edited range usually means the range stops one "
-     "line short (the old closing line stays below the new text)"),
     ("lock_held", r"index\.lock",
      "git leaves `.git/index.lock` when a git process runs or crashed; it is stale only when "
      "no git process is running"),
-    ("missing_program", r"exit(?:ed with)? (?:code )?127|command not found",
-     "exit 127 for a tool the repo's own scripts call usually means this checkout's "
-     "dependencies were never installed"),
     ("not_read_first", r"modified since read",
      "the file changed after it was read (a formatter, a linter or the user)"),
 )
@@ -339,3 +333,40 @@ CAUSE_HINTS: tuple[tuple[str, str, str], ...] = (
 
 CAUSE_HINT_RES = tuple((cls, re.compile(p, re.IGNORECASE | re.MULTILINE), text)
                        for cls, p, text in CAUSE_HINTS)
+
+# ---- proof: what makes a step the fix, and what shows it did nothing ----
+
+NOOP_OUTPUTS: tuple[str, ...] = (
+    r"nothing to commit", r"nothing added to commit", r"Already up[ -]to[ -]date",
+    r"No such file or directory", r"did not match any file",
+    r"^0 packages? installed",
+)
+"""Output of a step that ran but changed nothing (so it is not an inserted fix step)."""
+
+NOOP_OUTPUT_RE = re.compile("|".join(NOOP_OUTPUTS), re.IGNORECASE | re.MULTILINE)
+
+FALLBACK_ECHO = re.compile(r"\|\|\s*echo\s+(['\"]?)(.+?)\1\s*$")
+"""``a || echo "msg"``: when ``msg`` is in the output, the fallback ran, not ``a``."""
+
+COMMENT_LINE = re.compile(r"^\s*(?://|#(?!include|define|if|endif|!)|/\*|\*|--|;|<!--)")
+"""A line that is only a comment: an edit adding only these changes no behaviour."""
+
+GIVE_UP: tuple[str, ...] = (
+    r"\bI (?:am|was|'m) (?:unable|not able) to\b", r"\bI (?:could not|couldn't|cannot|can't) "
+    r"(?:make|complete|fix|apply|finish|get)\b", r"\bunable to (?:make|complete|apply) the "
+    r"(?:necessary )?changes?\b", r"\bgiving up\b",
+    r"^\s*Unable to (?:make|complete|apply|fix)\b",
+)
+"""The agent's own last words saying the task was not done: the loop was never resolved."""
+
+GIVE_UP_RE = re.compile("|".join(GIVE_UP), re.IGNORECASE | re.MULTILINE)
+
+GIVE_UP_ARGS: dict[str, str] = {"task_completed": r"^(?:false|no)$"}
+"""Arguments of a finish call that say the task was not done (OpenHands ``finish``)."""
+
+LAST_WORDS_KEYS = ("final_thought", "message", "thought", "text", "summary")
+"""Arguments of a finish call that carry the agent's last words."""
+
+VERIFY_WINDOW = 12
+"""Steps before a loop whose failed commands, passing after the fix, prove it worked."""
+

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Literal
 
-from ..lessons.tables import CLASS_BY_ID
+from ..lessons.mechanisms import fill, pick
+from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from .view import StoreContext
@@ -58,6 +59,7 @@ _STEP_WORDS = {
     "permission": "Fix the permission",
     "reread": "Read the file",
     "rewrite": "Rewrite the file",
+    "build": "Build what the command imports",
 }
 """How each kind of inserted step reads in the validated path."""
 
@@ -127,42 +129,111 @@ def _another_command(lesson: Lesson) -> bool:
 
 
 def title(lesson: Lesson) -> str:
-    """Symptom, then the fix: ``\\`tsc: command not found\\`: install ... (\\`bun install\\`)``."""
-    cls = CLASS_BY_ID[lesson.error_class]
-    template = cls.alt_title if cls.alt_title and _another_command(lesson) else cls.title
-    fix = template.format(program=lesson.program, target=lesson.target or lesson.program)
-    extra = ""
-    if lesson.fix.inserted and not cls.harness:
-        extra = f" ({code(one_line(lesson.fix.inserted[0], 40))})"
-    elif lesson.fix.added and _small_diff(lesson) and not cls.harness:
-        extra = f" ({code(one_line(' '.join(lesson.fix.added), 40))})"
-    return f"{_head(lesson)}: {fix}{extra}"
+    """The lesson as an imperative a reader clicks when they see the error.
+
+    The mechanism's title when one fits, else the error class's; never a path or a line
+    number (the error text itself is in the description and the trap).
+    """
+    mech = pick(lesson)
+    made = fill(mech.title, lesson) if mech is not None else ""
+    if not made:
+        cls = CLASS_BY_ID[lesson.error_class]
+        template = cls.alt_title if cls.alt_title and _another_command(lesson) else cls.title
+        made = template.format(program=lesson.program, target="the file")
+    return made[:1].upper() + made[1:]
+
+
+def _pairs(lesson: Lesson) -> list[str]:
+    """Each failing attempt with its own error, repeats of the same pair folded (``× 3``)."""
+    folded: list[tuple[str, str, int]] = []
+    for action, error in lesson.sequence:
+        if folded and folded[-1][:2] == (action, error):
+            folded[-1] = (action, error, folded[-1][2] + 1)
+        else:
+            folded.append((action, error, 1))
+    lines = [f"{n}. {code(bound(a, 100))} -> {code(bound(_elide(e), 120))}"
+             + (f" (× {k})" if k > 1 else "") for n, (a, e, k) in enumerate(folded[:6], 1)]
+    if len(folded) > 6:
+        lines.append(f"{len(folded) - 6} more pairs like these.")
+    return lines
+
+
+def _elide(error: str) -> str:
+    """An error line with quoted code inside it elided (it is in the fenced block)."""
+    return _QUOTED.sub("…", error).replace("`", "'")
 
 
 def _trap(lesson: Lesson) -> str:
-    if lesson.attempts > 1:
-        head = (f"{lesson.attempts} attempts failed, the last one "
-                f"{code(bound(lesson.failing_action, 120))}, with:")
-    else:
-        head = f"{code(bound(lesson.failing_action, 120))} failed with:"
-    lines = [head, "", "```text", lesson.symptom.replace("```", "'''"), "```"]
+    n = lesson.attempts
+    same = len({e for _a, e in lesson.sequence}) <= 1
+    lines = [(f"{n} attempts failed with the same error:" if same else
+              f"{n} attempts failed, each with its own error:") if n > 1 else
+             f"{code(bound(lesson.failing_action, 120))} failed:", ""]
+    lines += _pairs(lesson) if n > 1 else []
+    lines += ["", "The last attempt's error:", "", "```text",
+              lesson.symptom.replace("```", "\'\'\'"), "```"]
     fix = lesson.fix
     if fix.edit_tried:
         lines.append("")
-        lines.append(f"The old text had {code(fix.edit_tried)}"
+        lines.append(f"Its old text had {code(fix.edit_tried)}"
                      + (f"; the file held {code(fix.edit_found)}" if fix.edit_found else "")
                      + (f" ({fix.edit_note})." if fix.edit_note else "."))
     if lesson.cause:
-        lines.append("")
-        lines.append(f"Cause: {lesson.cause}.")
-    cost = [f"{lesson.wasted_steps} wasted step" + ("s" if lesson.wasted_steps != 1 else "")]
-    if lesson.wasted_tokens:
-        cost.append(f"{lesson.wasted_tokens:,} tokens")
+        lines += ["", f"Cause: {lesson.cause}."]
+    if lesson.tried:
+        lines += ["", "Did not help: " + "; ".join(
+            t if t.startswith("the same call") else code(bound(t, 100)) for t in lesson.tried)
+            + " (the next attempt failed the same way)."]
+    cost = [f"{lesson.wasted_tokens:,} tokens"] if lesson.wasted_tokens else []
     if lesson.wasted_seconds:
         cost.append(f"{lesson.wasted_seconds:.0f} s")
-    lines.append("")
-    lines.append("Retrying without changing the cause cost " + ", ".join(cost) + ".")
+    if cost:
+        lines += ["", "The retries cost " + " and ".join(cost) + "."]
     return "\n".join(lines)
+
+
+def _objective(lesson: Lesson) -> str:
+    """The task the agent was doing, from the step's own description and the session task."""
+    facts = lesson.facts
+    is_file = lesson.target != lesson.program
+    what = (f"Change {code(lesson.target)}" if is_file else
+            "Edit the open file" if lesson.program in EDIT_TOOLS else
+            f"Run {code(lesson.program)}" if lesson.program else "Finish the step")
+    if facts.get("doing") and not (lesson.program in EDIT_TOOLS and not is_file):
+        what = f"{facts['doing']} ({code(lesson.target if is_file else lesson.program)})"
+    task = facts.get("task")
+    return f"{what}" + (f", for the task \"{task.rstrip('.')}\"" if task else "") + "."
+
+
+def _insight(lesson: Lesson) -> str:
+    mech = pick(lesson)
+    made = fill(mech.principle, lesson) if mech is not None else ""
+    if made:
+        return made
+    cls = CLASS_BY_ID[lesson.error_class]
+    principle = (cls.alt_principle if cls.alt_principle and _another_command(lesson)
+                 else cls.principle)
+    return principle.format(how=how(lesson).removeprefix("here "), program=lesson.program,
+                            target=lesson.target)
+
+
+def _checklist(lesson: Lesson) -> list[str]:
+    """The command that now passes, then the mechanism's checks (each holds after the fix)."""
+    passing = lesson.verify or lesson.resolving_action
+    items = [f"{code(bound(passing, 120))} succeeds"]
+    mech = pick(lesson)
+    same_call = lesson.failing_action.split()[:1] == lesson.resolving_action.split()[:1]
+    checks = [fill(c, lesson) for c in (mech.checks if mech is not None and (
+        same_call or not mech.same_call_checks) else ())]
+    items += [c for c in checks if c]
+    if mech is None:
+        cls = CLASS_BY_ID[lesson.error_class]
+        items.append(cls.check.format(program=lesson.program, target=lesson.target))
+        if lesson.fix.added and _small_diff(lesson):
+            items.append(f"The command uses {code(' '.join(lesson.fix.added))}"
+                         + (f" instead of {code(' '.join(lesson.fix.removed))}"
+                            if lesson.fix.removed else ""))
+    return list(dict.fromkeys(items))
 
 
 def _path(lesson: Lesson) -> list[str]:
@@ -180,6 +251,10 @@ def _path(lesson: Lesson) -> list[str]:
             f"{code(k)} left out" for k in lesson.fix.removed]
         lines.append(f"Resend {code(lesson.resolving_action)} with "
                      + " and ".join(changes) + "; it succeeds.")
+    elif lesson.resolving_action.split()[:1] in (["write"], ["create"]) and \
+            lesson.failing_action.split()[:1] != lesson.resolving_action.split()[:1]:
+        lines.append(f"Rewrite the whole file instead of patching it: "
+                     f"{code(lesson.resolving_action)}; it succeeds.")
     elif (lesson.fix.removed or lesson.fix.added) and _small_diff(lesson):
         lines.append(f"Change the command: {code(lesson.failing_action)} -> "
                      f"{code(lesson.resolving_action)}; it succeeds.")
@@ -202,17 +277,9 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     cls = CLASS_BY_ID[lesson.error_class]
     domain, domain_title, domain_desc = _domain(lesson.program, cls.harness, store_context)
     subject = code(lesson.program) if lesson.program else "a tool call"
-    description = (f"Trigger when {subject} fails with {_head(lesson, 200)}"
-                   f" ({cls.label})"
-                   + (f" on {code(lesson.target)}" if lesson.target != lesson.program else "")
-                   + " and the next move would be to retry it without changing the cause.")
-    passing = lesson.verify or lesson.resolving_action
-    checklist = [f"{code(bound(passing, 120))} succeeds",
-                 cls.check.format(program=lesson.program, target=lesson.target)]
-    if lesson.fix.added and _small_diff(lesson):
-        checklist.append(f"The command uses {code(' '.join(lesson.fix.added))}"
-                         + (f" instead of {code(' '.join(lesson.fix.removed))}"
-                            if lesson.fix.removed else ""))
+    description = (f"Trigger when {subject} fails with {_head(lesson, 200)} ({cls.label})"
+                   + ".")
+    checklist = _checklist(lesson)
     keywords = list(dict.fromkeys(
         w for w in [lesson.error_class.replace("_", "-"), lesson.program.lower(),
                     (lesson.agent or "").lower(), (lesson.tool or "").lower(),
@@ -224,10 +291,8 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
         if extra not in keywords:
             keywords.append(extra)
     complexity: Literal["low", "medium", "high"] = (
-        "low" if lesson.wasted_steps <= 2 else "medium" if lesson.wasted_steps <= 5 else "high")
-    objective = (f"Get {code(bound(lesson.failing_action, 80))} to work without retrying it "
-                 "unchanged."
-                 if lesson.failing_action else "Get the failing step to work.")
+        "low" if lesson.attempts <= 2 else "medium" if lesson.attempts <= 4 else "high")
+    objective = _objective(lesson)
     prov = provenance(traj, finding, verdict, backend, "heuristic")
     # The finding's signature stays the key (review, ledger); the lesson's joins it, so the
     # same lesson from another session or finding is a duplicate of this playbook.
@@ -238,8 +303,6 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
         title=title(lesson), description=bound(description, 1024), domain=domain,
         domain_title=domain_title, domain_description=domain_desc, keywords=keywords,
         complexity=complexity, objective=objective, trap=_trap(lesson),
-        insight=(cls.alt_principle if cls.alt_principle and _another_command(lesson)
-                 else cls.principle).format(how=how(lesson), program=lesson.program,
-                                            target=lesson.target),
+        insight=_insight(lesson),
         validated_path="\n".join(_path(lesson)), checklist=checklist, provenance=prov,
     )

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..lessons.build import HARNESS_TAGS
 from ..lessons.text import relativize, roots_of
 from ..model import Finding, Lesson, Trajectory
 from ..normalize import truncate
@@ -149,9 +150,19 @@ def _lesson_block(index: int, finding: Finding, lesson: Lesson, traj: Trajectory
         f"Target: {lesson.target or '(none)'}",
         "Error the tool printed (harness boilerplate removed):",
         quote(lesson.symptom, max(level.quote * 2, 300)),
-        "Last failing attempt:",
-        quote(lesson.failing_action, level.step_text),
     ]
+    if len(lesson.sequence) <= 1:
+        lines += ["Last failing attempt:", quote(lesson.failing_action, level.step_text)]
+    else:
+        # Each attempt with its own error: the error changes when the launcher changes.
+        pairs = list(dict.fromkeys(f"{a} -> {e}" for a, e in lesson.sequence))
+        lines.append("Failing attempts in order, each with its own error (repeats folded):")
+        lines.append(quote("\n".join(pairs[:6]), level.step_text))
+    if lesson.tried:
+        lines.append("Done inside the loop without helping (do not offer these as the fix):")
+        lines.append(quote("\n".join(lesson.tried), level.quote))
+    if lesson.mechanism:
+        lines.append(f"Cause found offline: {lesson.mechanism.replace('_', ' ')}")
     if fix.edit_tried or fix.edit_note:
         lines.append("Edit difference (what the agent tried to replace vs what the file held):")
         lines.append(quote(f"tried: {fix.edit_tried or '?'}\nfile held: "
@@ -164,7 +175,7 @@ def _lesson_block(index: int, finding: Finding, lesson: Lesson, traj: Trajectory
         lines.append("Argument difference of the command (token diff):")
         lines.append(quote(f"removed: {' '.join(fix.removed) or '-'}\n"
                            f"added: {' '.join(fix.added) or '-'}", level.quote))
-    if lesson.between and level.evidence > 1:
+    if lesson.between and level.evidence > 1 and lesson.between != fix.inserted:
         lines.append("All steps between the last failure and the success:")
         lines.append(quote("\n".join(lesson.between), level.step_text))
     lines.append("The attempt that worked (same target):")
@@ -190,7 +201,9 @@ def _lesson_block(index: int, finding: Finding, lesson: Lesson, traj: Trajectory
 def _render(traj: Trajectory, findings: list[Finding], store: StoreContext, level: _Level,
             outcome: str, lessons: list[Lesson] | None = None) -> str:
     roots = roots_of(traj.extra.get("cwd"))
-    parts = ["## Task", quote(relativize(traj.task or "(the log does not state the task)",
+    # Harness blocks (system instructions, uploaded-files notes) are not the task.
+    task = HARNESS_TAGS.sub("", traj.task or "").strip()
+    parts = ["## Task", quote(relativize(task or "(the log does not state the task)",
                                          roots), level.task)]
     parts.append("## Outcome")
     parts.append(outcome)

@@ -1,0 +1,195 @@
+"""What one case's cause is, as data: the mechanism table and the facts its sentences name.
+
+A lesson's title, principle and checks come from the first mechanism whose conditions all
+match the lesson; a lesson no mechanism fits falls back on its error class's sentences. Each
+sentence names this case's values (``{module}``, ``{param}``, ``{tried_indent}``), so two
+playbooks only share text when they teach the same thing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from ..model import Lesson
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """One cause with what it teaches.
+
+    ``when`` maps a field of :func:`fields_of` to a regex that must match it; the sentences
+    are ``str.format`` templates over :func:`fields_of` and the lesson's facts.
+    """
+
+    key: str
+    error_class: str
+    when: dict[str, str]
+    title: str
+    principle: str
+    checks: tuple[str, ...] = field(default_factory=tuple)
+    same_call_checks: bool = False
+    """The checks are about the failing call's own arguments: they hold only when the fix
+    was that call corrected (not, say, the whole file rewritten)."""
+
+
+MECHANISMS: tuple[Mechanism, ...] = (
+    Mechanism(
+        "gutter", "edit_not_found", {"note": r"line-number gutter"},
+        "Strip the `cat -n` line-number gutter from old_str before retrying str_replace",
+        "The file viewer prints each line as its number, a tab and the text; the file holds "
+        "only the text. An old text copied from that view carries the `{gutter}` + tab "
+        "prefix, so it matches nothing, and viewing the lines again only shows the same "
+        "gutter to copy.",
+        ("The old text starts with the file's own indentation, with no line number and tab "
+         "in front",), same_call_checks=True),
+    Mechanism(
+        "indent", "edit_not_found", {"note": r"^indentation differs"},
+        "Copy the old text's indentation from the file, tab for tab, before retrying the edit",
+        "A replacement by value matches whitespace exactly: the old text had {tried_indent} "
+        "where the file has {found_indent}, so every line of the block was one nesting level "
+        "off. The read output shows the file's own indentation after its line-number gutter; "
+        "copy it from there, not from memory.",
+        ("The old text's first line has {found_indent} of indentation, as the file's line "
+         "does",), same_call_checks=True),
+    Mechanism(
+        "multiple", "edit_not_found", {"note": r"more than one place"},
+        "Make the old text unique with neighbouring lines, or insert by line number, when it "
+        "matches several places",
+        "The editor refuses an old text that occurs more than once in the file, so the same "
+        "short line sent again is refused again. Neighbouring lines make it unique; `insert` "
+        "places new text after a given line number without matching any text.",
+        ("A view of {target} shows the new line once, where it was meant to go",)),
+    Mechanism(
+        "heredoc", "syntax_error", {"symptom": r"^\s*(\w+)\s*(?:&&|\|\||;)\s*.*(?:\n.*)?\^"},
+        "Put the here-document terminator alone on its line",
+        "A here-document ends only at a line that holds its terminator alone; `{heredoc} && …` "
+        "on that line is not the end, so the shell fed the rest of the command to the "
+        "interpreter as code.",
+        ("The terminator line holds nothing but the terminator",)),
+    Mechanism(
+        "range_short", "syntax_error", {"symptom": r"unmatched|unexpected indent|EOF",
+                                         "range": r"^end\+\d+$"},
+        "Widen the edit range to the last line your text replaces, or the old closing line "
+        "stays below it",
+        "`edit N:M` replaces lines N to M only. The new text also rewrote the line after the "
+        "range, so the old one stayed below it and closed twice (`{error}`); the range "
+        "`{removed}` -> `{added}` covered it.",
+        ("The edit preview shows no closing line repeated right below the new text",)),
+    Mechanism(
+        "workspace_build", "missing_module", {"inserted": r"\bbuild\b|\btsc -b\b"},
+        "Build the workspace package `{module}` before running what imports it",
+        "`{module}` is a package of this workspace whose imports resolve to its build output, "
+        "and that output did not exist yet; installing dependencies does not create it. "
+        "Building the package (`{fix}`) did, and the same command then passed.",
+        ()),
+    Mechanism(
+        "module_install", "missing_module", {"kinds": r"\binstall\b"},
+        "Install `{module}` into the environment the command runs in, then rerun it",
+        "`{module}` was not installed in the environment `{program}` runs in, so every rerun "
+        "failed on the same import. `{fix}` installed it and the same command then passed.",
+        ()),
+    Mechanism(
+        "deps_not_installed", "missing_program", {"kinds": r"\binstall\b"},
+        "Install the project's dependencies when `{program}` is not found, instead of trying "
+        "other launchers",
+        "`{program}` comes from the project's own dependencies, not from the system: it did "
+        "not exist in this checkout until `{fix}` installed them. Other launchers of the same "
+        "missing program only changed the error message.",
+        ("`test -x {bin}` succeeds",)),
+    Mechanism(
+        "shim", "missing_program", {"symptom": r"shim", "added": r"\S"},
+        "Call `{added}` when `{removed}` is a shim whose target is not installed",
+        "A version-manager shim named `{removed}` is on PATH, but the interpreter it points to "
+        "is not installed, so the shim fails before the script runs; other permissions or a "
+        "rerun do not create that target. `{added}` is installed and ran the same script.",
+        ("The command calls `{added}`, not the `{removed}` shim",)),
+    Mechanism(
+        "other_program", "missing_program", {"added": r"\S", "removed": r"\S"},
+        "Call the installed `{added}` when `{removed}` is not found",
+        "`{removed}` does not resolve to a program here; `{added}` does, and ran the same "
+        "arguments.",
+        ("The command calls `{added}` instead of `{removed}`",)),
+    Mechanism(
+        "missing_param", "invalid_args", {"param": r"\S"},
+        "Send the `{param}` parameter the harness names as required",
+        "The harness rejected the call before it ran because `{param}` was not among its "
+        "arguments; text written only in the reasoning is not sent. The call with `{param}` "
+        "set passed the harness's check.",
+        ("The call's arguments include `{param}`",)),
+)
+"""Mechanisms, first match wins (most specific first)."""
+
+MECHANISM_CLASSES = frozenset(m.error_class for m in MECHANISMS)
+"""Classes whose lessons need a mechanism: their class sentences alone are too generic."""
+
+_FACT_RES: tuple[tuple[str, str], ...] = (
+    ("module", r"(?:Cannot find module|No module named|cannot find package|Failed to resolve "
+               r"import|unresolved import)\s+['\"`]([^'\"`]+)['\"`]"),
+    ("param", r"(?:Parameter|required parameter)\s+[`'\"]?(\w+)[`'\"]?\s+(?:is required|is "
+              r"missing)"),
+    ("heredoc", r"^\s*(\w+)\s*(?:&&|\|\||;)"),
+    ("gutter", r"\b(\d+)\t"),
+)
+"""(fact, regex over the last error with one group): values the sentences name."""
+
+_RANGE = re.compile(r"^(\d+):(\d+)$")
+
+
+def range_change(removed: list[str], added: list[str]) -> str:
+    """``end+1`` when an ``N:M`` line range only moved its end, else ""."""
+    if len(removed) != 1 or len(added) != 1:
+        return ""
+    a, b = _RANGE.match(removed[0]), _RANGE.match(added[0])
+    if a is None or b is None or a.group(1) != b.group(1):
+        return ""
+    diff = int(b.group(2)) - int(a.group(2))
+    return f"end+{diff}" if diff > 0 else f"end{diff}"
+
+
+def facts_from(error: str, found: dict[str, str]) -> dict[str, str]:
+    """``found`` plus the facts the last error names."""
+    out = dict(found)
+    for name, pattern in _FACT_RES:
+        match = re.search(pattern, error, re.MULTILINE)
+        if match and name not in out:
+            out[name] = match.group(1)
+    return out
+
+
+def fields_of(lesson: Lesson) -> dict[str, str]:
+    """The lesson as the strings the mechanism conditions and templates read."""
+    fix = lesson.fix
+    last_error = lesson.sequence[-1][1] if lesson.sequence else lesson.symptom_line
+    return {
+        "symptom": lesson.symptom, "error": last_error, "note": fix.edit_note or "",
+        "kinds": " ".join(fix.kinds), "inserted": " && ".join(fix.inserted),
+        "added": " ".join(fix.added), "removed": " ".join(fix.removed),
+        "program": lesson.program, "target": lesson.target,
+        "fix": fix.inserted[0] if fix.inserted else lesson.resolving_action,
+        "verify": lesson.verify, "range": range_change(fix.removed, fix.added),
+        **lesson.facts,
+    }
+
+
+def pick(lesson: Lesson) -> Mechanism | None:
+    """The first mechanism whose conditions all hold for ``lesson``."""
+    values = fields_of(lesson)
+    for mech in MECHANISMS:
+        if mech.error_class != lesson.error_class:
+            continue
+        if all(re.search(rx, values.get(name, ""), re.MULTILINE) for name, rx in
+               mech.when.items()) and fill(mech.title, lesson) and fill(mech.principle, lesson):
+            return mech
+    return None
+
+
+def fill(template: str, lesson: Lesson) -> str:
+    """``template`` with the lesson's values; "" when it names a value the lesson lacks."""
+    values = fields_of(lesson)
+    try:
+        text = template.format(**values)
+    except (KeyError, IndexError):
+        return ""
+    # A sentence with an empty slot (``````) says nothing specific: leave it out.
+    return "" if "``" in text.replace("```", "") else text
