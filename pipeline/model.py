@@ -318,6 +318,8 @@ class FixDelta(BaseModel):
     """Failed edits: the closest line the file held instead (from the last read of it)."""
     edit_note: str | None = None
     """Failed edits: the difference in words (``old text carries a line-number gutter``)."""
+    edit_attempt: int | None = None
+    """Failed edits: which failing attempt (1-based) ``edit_tried`` comes from."""
 
     def empty(self) -> bool:
         """True when nothing is known to have changed."""

@@ -323,12 +323,13 @@ def build_delta(steps: list[Step], infos: list[Info], res: Resolved,
     if is_edit_error:
         # The latest attempt whose difference is specific leads (the one nearest the fix);
         # a vague one only when no attempt says more. Other attempts' notes are left out.
-        found_notes = [edit_difference(old, steps, infos, path, index, res.step,
-                                       steps[index].output) for index, old in edits]
-        ranked = [n for n in reversed(found_notes) if n[2] and n[2] not in _UNSPECIFIC] + \
-            [n for n in reversed(found_notes) if n[2]]
+        found_notes = [(n, *edit_difference(old, steps, infos, path, index, res.step,
+                                            steps[index].output))
+                       for n, (index, old) in enumerate(edits, 1)]
+        ranked = [n for n in reversed(found_notes) if n[3] and n[3] not in _UNSPECIFIC] + \
+            [n for n in reversed(found_notes) if n[3]]
         if ranked:
-            tried, found, note = ranked[0]
+            delta.edit_attempt, tried, found, note = ranked[0]
             delta.edit_note = note
             delta.edit_tried = visible(clean_keep(tried)) if tried else None
             delta.edit_found = visible(clean_keep(found)) if found else None

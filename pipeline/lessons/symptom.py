@@ -109,6 +109,8 @@ def symptom(step: Step, roots: list[str]) -> tuple[str, str, ErrorClass | None]:
             if lines[back].lstrip().startswith('File "'):
                 break
     kept = textwrap.dedent("\n".join(lines[back: back + SYMPTOM_LINES])).splitlines()
+    if back + SYMPTOM_LINES < len(lines):
+        kept.append("…")  # a shortened quote says so
     line = lines[start].strip()
     text = bound("\n".join(kept), SYMPTOM_CHARS)
     return text, bound(line, 200), cls

@@ -175,7 +175,9 @@ def _trap(lesson: Lesson) -> str:
     fix = lesson.fix
     if fix.edit_tried:
         lines.append("")
-        lines.append(f"Its old text had {code(fix.edit_tried)}"
+        which = ("The last attempt's" if fix.edit_attempt in (None, lesson.attempts) else
+                 f"Attempt {fix.edit_attempt}'s")
+        lines.append(f"{which} old text had {code(fix.edit_tried)}"
                      + (f"; the file held {code(fix.edit_found)}" if fix.edit_found else "")
                      + (f" ({fix.edit_note})." if fix.edit_note else "."))
     if lesson.cause:
