@@ -93,7 +93,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("ls", "README.md\nweb\napi"),
             bash("cd web && npm run build", "> web@1.0.0 build\n> vite build\n✓ built in 1.2s"),
         ],
-        "title": ("Check the working directory and the path before rerunning"),
+        "title": ("Run the command from the directory that holds the project it reads"),
         "error": (
             "npm error enoent Could not read package.json: Error: ENOENT: no such file or "
             "directory, open 'package.json'"
@@ -118,7 +118,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("pytest --help | grep -i timeout", "  --durations=N  show N slowest"),
             bash("pytest tests/", "12 passed in 1.10s"),
         ],
-        "title": ("Check the version's interface, then fix the call"),
+        "title": ("Drop the option the installed `pytest` does not know"),
         "error": "pytest: error: unrecognized arguments: --timeout",
         "path": [
             "1. Change the command: `pytest --timeout 30 tests/` -> `pytest tests/`; it succeeds."
@@ -145,7 +145,7 @@ CASES: dict[str, dict[str, Any]] = {
                 "[main 4f2a9c1] Add checkout flow\n 3 files changed, 120 insertions(+)",
             ),
         ],
-        "title": ("Check no other process holds the lock before removing it"),
+        "title": ("Remove a stale `.git/index.lock` only after checking no git process runs"),
         "error": "fatal: Unable to create '.git/index.lock': File exists.",
         "path": [
             "1. Stop or clear what holds the resource: `rm -f .git/index.lock`.",
@@ -288,7 +288,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("chmod +x scripts/deploy.sh", ""),
             bash("./scripts/deploy.sh staging", "deployed build 812 to staging"),
         ],
-        "title": ("Fix the permission, not the command"),
+        "title": ("Make the script executable with `chmod +x` when running it is denied"),
         "error": "(eval):1: permission denied: ./scripts/deploy.sh",
         "path": [
             "1. Fix the permission: `chmod +x scripts/deploy.sh`.",
@@ -309,7 +309,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("export GH_TOKEN=$(cat ~/.config/shop/token)", ""),
             bash("gh pr create --fill", "https://github.com/dana/shop/pull/42"),
         ],
-        "title": ("Fix the credentials before retrying"),
+        "title": ("Provide the credentials the command reads before retrying it"),
         "error": "HTTP 401: Bad credentials (https://api.github.com/graphql)",
         "path": [
             "1. Fix the configuration: `export GH_TOKEN=$(cat ~/.config/shop/token)`.",
@@ -334,7 +334,7 @@ CASES: dict[str, dict[str, Any]] = {
                 "Saved ./vendor/wheel-0.45.1-py3-none-any.whl\nSuccessfully downloaded wheel",
             ),
         ],
-        "title": ("Check the connection before retrying"),
+        "title": ("Set the proxy this network requires before retrying the download"),
         "error": (
             "WARNING: Retrying (Retry(total=4)) after connection broken by "
             "'NewConnectionError(': Failed to establish a new connection: [Errno -3] Temporary "
@@ -355,7 +355,10 @@ CASES: dict[str, dict[str, Any]] = {
                 "Tests: 48 passed, 48 total",
             ),
         ],
-        "title": ("Find what the command waits on instead of raising the timeout"),
+        "title": (
+            "Leave out the part that hangs (`--testPathIgnorePatterns=e2e`) instead of raising "
+            "the timeout"
+        ),
         "error": "Command timed out after 2m 0.0s",
         "path": [
             (
@@ -378,7 +381,7 @@ CASES: dict[str, dict[str, Any]] = {
             bash("lsof -ti :3000 | xargs kill", ""),
             bash("npm run dev", "ready - started server on 0.0.0.0:3000"),
         ],
-        "title": ("Free the port or choose another before restarting"),
+        "title": ("Stop the process that still holds the port before restarting the server"),
         "error": "Error: listen EADDRINUSE: address already in use :::3000",
         "path": [
             "1. Stop or clear what holds the resource: `lsof -ti :3000 | xargs kill`.",
@@ -408,7 +411,7 @@ CASES: dict[str, dict[str, Any]] = {
             ),
             bash("pytest tests/test_price.py", "1 passed in 0.04s"),
         ],
-        "title": ("Fix what the failing assertion names, then rerun the test"),
+        "title": ("Change the code the failing assertion names, then rerun the same test"),
         "error": "E       assert 110.0 == 90",
         "path": [
             "1. Change the code: `edit app/price.py`.",

@@ -111,6 +111,65 @@ MECHANISMS: tuple[Mechanism, ...] = (
         "arguments.",
         ("The command calls `{added}` instead of `{removed}`",)),
     Mechanism(
+        "stale_git_lock", "lock_held", {"symptom": r"index\.lock", "inserted": r"\.lock\b"},
+        "Remove a stale `.git/index.lock` only after checking no git process runs",
+        "git holds `.git/index.lock` while a git process runs and leaves it behind when one "
+        "crashes; retrying waits on the same file. `{fix}` removed the stale lock and "
+        "`{verify}` then passed; removing it while git still runs would corrupt the index.",
+        ()),
+    Mechanism(
+        "port_held", "port_in_use", {"inserted": r"\b(?:kill|lsof|fuser)\b"},
+        "Stop the process that still holds the port before restarting the server",
+        "`{error}` means a running process still listens on that port, and a restart binds "
+        "the same port again. `{fix}` stopped it and `{verify}` then started.",
+        ()),
+    Mechanism(
+        "no_exec_bit", "permission", {"inserted": r"\bchmod\b.*\+x"},
+        "Make the script executable with `chmod +x` when running it is denied",
+        "The shell refused to run the script because it has no execute permission; changing "
+        "the command cannot fix that. `{fix}` set the bit and the same command then ran.",
+        ("`test -x {chmod_target}` succeeds",)),
+    Mechanism(
+        "wrong_dir", "wrong_path", {"kinds": r"\bcwd\b", "cwd": r"\S"},
+        "Run the command from the directory that holds the project it reads",
+        "`{program}` reads its project from the working directory, and the project is in "
+        "`{cwd}`, not where the command ran; rerunning in the same place fails the same way. "
+        "From `{cwd}` it passed.",
+        ()),
+    Mechanism(
+        "unknown_option", "version_mismatch", {"removed": r"^-", "added": r"^$"},
+        "Drop the option the installed `{program}` does not know",
+        "The installed `{program}` does not accept `{removed}` (`{error}`), so rewording the "
+        "call keeps failing; the same call without it passed. Check the installed version's "
+        "`--help` before adding the option back.",
+        ("The command no longer passes `{removed}`",)),
+    Mechanism(
+        "credentials_set", "auth", {"inserted": r"\b(?:export|login|auth)\b"},
+        "Provide the credentials the command reads before retrying it",
+        "`{error}`: the request went out without credentials the service accepts, and a "
+        "retry sends the same ones. `{fix}` provided them and the same command then passed.",
+        ()),
+    Mechanism(
+        "proxy_set", "network", {"inserted": r"(?i)\bproxy\b", "symptom": r"(?i)resol"},
+        "Set the proxy this network requires before retrying the download",
+        "The host name did not resolve from here, so every retry failed the same way; the "
+        "network only reaches out through a proxy. `{fix}` set it and the same command then "
+        "passed.",
+        ()),
+    Mechanism(
+        "hang_excluded", "timeout", {"added": r"\S", "removed": r"^$"},
+        "Leave out the part that hangs (`{added}`) instead of raising the timeout",
+        "The command timed out waiting on one part of its work, and a longer timeout reruns "
+        "the same wait. `{added}` left that part out and the run finished.",
+        ("The command runs with `{added}`",)),
+    Mechanism(
+        "code_fixed", "assertion", {"kinds": r"\bedit\b"},
+        "Change the code the failing assertion names, then rerun the same test",
+        "`{error}` compares the expected value with the actual one, and a rerun without a "
+        "change returns the same difference. `{fix}` changed the code under test and the same "
+        "test then passed.",
+        ()),
+    Mechanism(
         "missing_param", "invalid_args", {"param": r"\S"},
         "Send the `{param}` parameter the harness names as required",
         "The harness rejected the call before it ran because `{param}` was not among its "
@@ -131,6 +190,12 @@ _FACT_RES: tuple[tuple[str, str], ...] = (
     ("heredoc", r"^\s*(\w+)\s*(?:&&|\|\||;)"),
     ("gutter", r"\b(\d+)\t"),
 )
+
+_INSERTED_FACTS: tuple[tuple[str, str], ...] = (
+    ("chmod_target", r"\bchmod\s+(?:-\w+\s+)*\+x\s+(\S+)"),
+    ("cwd", r"^(?:cd|pushd)\s+(\S+)"),
+)
+"""(fact, regex over each inserted step with one group): values the fix names."""
 """(fact, regex over the last error with one group): values the sentences name."""
 
 _RANGE = re.compile(r"^(\d+):(\d+)$")
@@ -161,7 +226,14 @@ def fields_of(lesson: Lesson) -> dict[str, str]:
     """The lesson as the strings the mechanism conditions and templates read."""
     fix = lesson.fix
     last_error = lesson.sequence[-1][1] if lesson.sequence else lesson.symptom_line
+    last_error = re.sub(r"^E\s+", "", last_error.strip())  # pytest's error gutter
+    found: dict[str, str] = {}
+    for name, pattern in _INSERTED_FACTS:
+        match = next((m for step in fix.inserted if (m := re.search(pattern, step))), None)
+        if match:
+            found[name] = match.group(1)
     return {
+        **found,
         "symptom": lesson.symptom, "error": last_error, "note": fix.edit_note or "",
         "kinds": " ".join(fix.kinds), "inserted": " && ".join(fix.inserted),
         "added": " ".join(fix.added), "removed": " ".join(fix.removed),
