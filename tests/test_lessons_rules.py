@@ -24,6 +24,7 @@ NOT_FOUND = "String to replace not found in file.\nString: " + GUTTER_OLD
 
 def _mine(tmp_path: Path, calls: list[Call], task: str = "Fix the build",
           last_words: str = "") -> tuple[list[Draft], list[str]]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     log = claude_log(tmp_path / "s.jsonl", "d00dfeed-0000-4000-8000-000000000001", calls,
                      task, last_words)
     return mined_drafts(log)
@@ -225,3 +226,16 @@ def test_counts_agree_and_titles_carry_no_path(tmp_path: Path) -> None:
     assert "/" not in made.title and not any(c.isdigit() for c in made.title)
     assert made.checklist == ["`./node_modules/.bin/tsc --noEmit -p .` succeeds",
                               "`test -x ./node_modules/.bin/tsc` succeeds"]
+
+
+def test_same_class_with_another_cause_is_another_lesson(tmp_path: Path) -> None:
+    fail = bash("pytest tests/", "E   ModuleNotFoundError: No module named 'calc'", True)
+    installed, _n = _mine(tmp_path / "a", [fail, fail, bash("pip install calc", "ok"),
+                                           bash("pytest tests/", "3 passed")])
+    pathed, _n = _mine(tmp_path / "b", [fail, fail, bash("PYTHONPATH=src pytest tests/",
+                                                         "3 passed")])
+    assert installed[0].title == ("Install `calc` into the environment the command runs in, "
+                                  "then rerun it")
+    assert pathed[0].title == ("Put the package's directory on the import path "
+                               "(`PYTHONPATH=src`) instead of rerunning")
+    assert installed[0].provenance["signatures"][1] != pathed[0].provenance["signatures"][1]

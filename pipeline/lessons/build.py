@@ -244,6 +244,9 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     if mech is None and cls.id in MECHANISM_CLASSES:
         return None, NO_MECHANISM
     lesson.mechanism = mech.key if mech is not None else ""
+    if mech is not None:
+        # Same class, different cause (an install vs an import path): different lessons.
+        lesson.signature = value_hash({"base": signature, "mechanism": mech.key})
     return lesson, ""
 
 

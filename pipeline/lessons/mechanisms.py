@@ -84,6 +84,13 @@ MECHANISMS: tuple[Mechanism, ...] = (
         "Building the package (`{fix}`) did, and the same command then passed.",
         ()),
     Mechanism(
+        "import_path", "missing_module", {"added": r"(?:PYTHONPATH|NODE_PATH)=\S"},
+        "Put the package's directory on the import path (`{added}`) instead of rerunning",
+        "`{module}` is in the repository but not on the import path `{program}` searches, so "
+        "reruns and changed flags fail on the same import. `{added}` added its directory and "
+        "the same tests then passed.",
+        ("The command runs with `{added}`",)),
+    Mechanism(
         "module_install", "missing_module", {"kinds": r"\binstall\b"},
         "Install `{module}` into the environment the command runs in, then rerun it",
         "`{module}` was not installed in the environment `{program}` runs in, so every rerun "
