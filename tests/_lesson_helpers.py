@@ -34,6 +34,11 @@ def bash(command: str, output: str, error: bool = False, code: int = 1) -> Call:
     )
 
 
+def say(text: str) -> Call:
+    """An assistant text message between tool calls (the agent answering the user)."""
+    return ("", {}, text, False)
+
+
 def tool(name: str, args: dict[str, Any], output: str, error: bool = False) -> Call:
     """Any other tool call; an error is wrapped in ``<tool_use_error>`` like the harness."""
     return (name, args, f"<tool_use_error>{output}</tool_use_error>" if error else output, error)
@@ -66,6 +71,11 @@ def claude_log(path: Path, sid: str, calls: list[Call], task: str = "Fix the bui
     rec(type="user", message={"role": "user", "content": task})
     for i, (name, args, out, err) in enumerate(calls):
         tid = f"toolu_01{sid[:6]}{i:04d}"
+        if not name:  # ``say``: a text message, no tool call
+            rec(type="assistant", message={"id": f"msg_{sid[:6]}_{i:02d}", "role": "assistant",
+                                           "model": "claude-sonnet-4-5",
+                                           "content": [{"type": "text", "text": out}]})
+            continue
         rec(
             type="assistant",
             message={

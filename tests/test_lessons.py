@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _lesson_helpers import Call, bash, claude_log, mined_drafts, swe_agent_log, tool
+from _lesson_helpers import Call, bash, claude_log, mined_drafts, say, swe_agent_log, tool
 
 from pipeline.stages.quality import quality_problems
 
@@ -250,6 +250,7 @@ CASES: dict[str, dict[str, Any]] = {
                 ),
                 2,
             ),
+            say("Understood: I will keep the migration and add a nullable sku column instead."),
             tool(
                 "Read",
                 {"file_path": f"{F}/migrations/0007_drop_sku.py"},

@@ -239,3 +239,14 @@ def test_same_class_with_another_cause_is_another_lesson(tmp_path: Path) -> None
     assert pathed[0].title == ("Put the package's directory on the import path "
                                "(`PYTHONPATH=src`) instead of rerunning")
     assert installed[0].provenance["signatures"][1] != pathed[0].provenance["signatures"][1]
+
+
+def test_a_refusal_the_log_shows_no_answer_to_teaches_nothing(tmp_path: Path) -> None:
+    refused = ("The user doesn't want to proceed with this tool use. The tool use was rejected. "
+               "To tell you how to proceed, the user said:\nwhy not use the enable command?")
+    drafts, notes = _mine(tmp_path, [
+        *[_edit("x = 1", "x = 2", refused, True)] * 2,
+        _edit("x = 1", "x = 3", f"The file {F}/app/cart.py has been updated successfully."),
+    ])
+    assert drafts == []
+    assert any("the log shows no answer to the user's refusal" in n for n in notes), notes

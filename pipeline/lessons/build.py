@@ -40,6 +40,7 @@ HARNESS_TAGS = re.compile(r"<(system[-_]\w+|uploaded_files|environment_details|c
 _ISSUE = re.compile(r"<(?:issue_description|pr_description|issue)>\s*(.+?)\s*(?:</|$)",
                     re.DOTALL)
 NO_MECHANISM = "no specific cause found for this error"
+NO_ANSWER = "the log shows no answer to the user's refusal"
 _PURPOSE_KEYS = ("description",)
 _REL_BIN = re.compile(r"(?:\./)?(?:node_modules|\.venv|venv|vendor)/(?:\.bin|bin)/[\w.-]+")
 _VERIFY_CLASSES = ("test", "build", "lint")
@@ -190,6 +191,10 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     if res is None:
         return None, NO_RESOLUTION
     res = _rerun_is_fix(steps, infos, res, target_path)
+    if cls is not None and cls.id == "user_refused" and not any(
+            steps[j].kind == "message" and (steps[j].output or "").strip()
+            for j in range(res.last_fail + 1, res.step)):
+        return None, NO_ANSWER  # the lesson is "answer the user": the log must show it
     attempts_at = _attempts(steps, infos, [*failing, *res.later_fails], roots)
     if len(attempts_at) < 2:
         return None, ONE_ATTEMPT
@@ -286,8 +291,10 @@ def _tried(steps: list[Step], infos: list[Info], res: Resolved, attempts: list[i
     inside += [j for j in range(attempts[0] + 1, attempts[-1]) if j not in attempts
                and change_kind(steps[j], infos[j], "") not in (None, "edit", "reread")]
     # Reads of the target between failing attempts: re-reading did not help either.
+    target = path_of(steps[attempts[-1]], infos[attempts[-1]])
     inside += [j for j in range(attempts[0] + 1, attempts[-1])
-               if infos[j].cls == "read" and steps[j].kind == "tool"]
+               if infos[j].cls == "read" and steps[j].kind == "tool" and target
+               and path_of(steps[j], infos[j]) == target]
     for j in sorted(set(inside)):
         action = _action(steps[j], infos[j], roots)
         if infos[j].cls == "read":
