@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import orjson
@@ -14,6 +12,13 @@ from conftest import FIXTURES, REPO
 
 from pipeline.cli import main
 from pipeline.detect import annotate_repeats, detect_all
+from pipeline.evaluate.detect_scores import (
+    Agreement,
+    Score,
+    find_session,
+    load_labels,
+    score_session,
+)
 
 DISTUTILS = ("Error processing line 1 of site-packages/distutils-precedence.pth:\n"
              "ModuleNotFoundError: No module named '_distutils_hack'\n")
@@ -106,14 +111,7 @@ def test_analyze_json_carries_repeats(tmp_path: Path) -> None:
             assert set(r) == {"source_id", "repeat_of", "first_of", "kind", "wasted"}
 
 
-def _bench() -> object:
-    path = REPO / "bench" / "detect_labels.py"
-    spec = importlib.util.spec_from_file_location("detect_labels", path)
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("detect_labels", mod)  # dataclasses look their module up
-    spec.loader.exec_module(mod)
-    return mod
+LABELS = REPO / "tests" / "data" / "labels"
 
 
 def _check_label(x: dict[str, object]) -> None:
@@ -126,7 +124,7 @@ def _check_label(x: dict[str, object]) -> None:
 
 
 def test_labels_are_well_formed() -> None:
-    labels = _bench().load_labels()  # type: ignore[attr-defined]
+    labels = load_labels(LABELS)
     assert len(labels) >= 6 and sum(len(x["steps"]) for x in labels) >= 300
     for x in labels:
         _check_label(x)
@@ -135,49 +133,45 @@ def test_labels_are_well_formed() -> None:
 @pytest.mark.parametrize("folder", ["heldout", "second"])
 def test_other_label_sets_are_well_formed(folder: str) -> None:
     # Labellers add files to these folders: every readable one must score, none may be train.
-    bench = _bench()
-    labels = bench.load_labels(bench.LABELS / folder)  # type: ignore[attr-defined]
+    labels = load_labels(LABELS / folder)
     if not labels:
         pytest.skip(f"no label file in {folder}/ yet")
-    train = {(x["file"], x["session_id"]) for x in bench.load_labels()}  # type: ignore[attr-defined]
+    train = {(x["file"], x["session_id"]) for x in load_labels(LABELS)}
     for x in labels:
         _check_label(x)
         if folder == "heldout":
             assert (x["file"], x["session_id"]) not in train, x["name"]
 
 
-def test_label_reader_skips_a_half_written_file(tmp_path: Path,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    bench = _bench()
+def test_label_reader_skips_a_half_written_file(tmp_path: Path) -> None:
     (tmp_path / "a.json").write_text('{"file": "x", "session_id": "s", "steps": [', "utf-8")
     (tmp_path / "b.json").write_text('{"file": "x", "steps": [], "repeats": {}}', "utf-8")
     (tmp_path / "c.json").write_text(
         '{"file": "x", "session_id": "s", "steps": ["1"], "repeats": {}}', "utf-8")
-    assert [x["name"] for x in bench.load_labels(tmp_path)] == ["c"]  # type: ignore[attr-defined]
-    err = capsys.readouterr().err.splitlines()
-    assert err[0].startswith(f"{tmp_path / 'a.json'}: not a readable label file (")
-    assert err[1] == f"{tmp_path / 'b.json'}: missing session_id; skipped"
+    err: list[str] = []
+    assert [x["name"] for x in load_labels(tmp_path, err.append)] == ["c"]
+    assert err[0].startswith(f"{tmp_path / 'a.json'}: not a label file (not readable: ")
+    assert err[1] == (f"{tmp_path / 'b.json'}: not a label file (missing or invalid "
+                      "'session_id'); skipped")
 
 
 def test_kappa_of_two_labellers() -> None:
-    bench = _bench()
-    a = bench.Agreement()  # type: ignore[attr-defined]
+    a = Agreement()
     # 10 steps: both say yes on 3, both no on 5, they differ on 2.
     a.add({"1", "2", "3", "4"}, {"1", "2", "3", "5"}, [str(k) for k in range(10)])
     assert (a.yy, a.yn, a.ny, a.nn) == (3, 1, 1, 5)
     # po = 0.8, pe = 0.4*0.4 + 0.6*0.6 = 0.52, kappa = 0.28/0.48
     assert a.kappa == pytest.approx(0.28 / 0.48)
-    assert bench.Agreement().kappa is None  # type: ignore[attr-defined]
+    assert Agreement().kappa is None
 
 
 def test_quality_against_hand_labels(shared_trajectories: Path) -> None:
-    bench = _bench()
-    totals = {k: bench.Score() for k in ("repeat", "wasted", "base_repeat")}  # type: ignore[attr-defined]
-    for label in bench.load_labels():  # type: ignore[attr-defined]
-        t = bench.find_session(label, shared_trajectories)  # type: ignore[attr-defined]
+    totals = {k: Score() for k in ("repeat", "wasted", "base_repeat")}
+    for label in load_labels(LABELS):
+        t = find_session(label, shared_trajectories)
         if t is None:
             pytest.skip(f"{label['file']} not in the shared samples")
-        for k, s in bench.score_session(label, t).items():  # type: ignore[attr-defined]
+        for k, s in score_session(label, t).items():
             if k in totals:
                 totals[k].merge(s)
     rp, rr, rf = totals["repeat"].prf

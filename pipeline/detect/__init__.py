@@ -20,6 +20,7 @@ from . import (  # noqa: F401  (importing registers the families)
     edit_revert,
     exact_repeat,
     near_repeat,
+    refusals,
     reread,
     rerun_unchanged,
     retry_variation,
@@ -29,15 +30,18 @@ from .actions import analyze, infos_for, runs_tests, set_current
 from .annotate import Repeat, annotate_repeats
 from .base import REGISTRY, Detector, register
 from .build import evidence_for, retrim
+from .refusals import MISTAKE_FAMILIES
 
 PRECEDENCE = (
     "cycle",            # a repeated block explains its steps better than pairwise repeats
     "edit_revert",      # undoing work is the trap, whatever else repeats around it
+    "refused_resubmit", # the user refused it: going on around the user is the trap
     "rerun_unchanged",  # test/build/lint/script reruns: the most common, most actionable waste
     "reread",           # file re-reads, including overlapping ranges and other read tools
     "exact_repeat",     # any other identical action
     "near_repeat",      # the same action spelled differently
     "edit_retry",       # a failed edit of a file retried with the file unchanged
+    "rule_refusal",     # the harness refused one usage rule twice in a row
     "retry_variation",  # different actions, same error: the loosest evidence
     "monologue",
     "chanting",
@@ -55,6 +59,9 @@ SPECIFICITY = (
     "near_repeat",
     "exact_repeat",
     "retry_variation",
+    # Repeated mistakes (not actions) name a trap only where no repeated action explains it.
+    "refused_resubmit",
+    "rule_refusal",
     "monologue",
     "chanting",
     "context_thrash",
@@ -212,5 +219,6 @@ def last_test_passed(traj: Trajectory) -> bool | None:
     return None
 
 
-__all__ = ["PRECEDENCE", "REGISTRY", "SPECIFICITY", "Detector", "Repeat", "annotate_repeats",
-           "detect_all", "last_test_passed", "merge", "register", "top_signatures"]
+__all__ = ["MISTAKE_FAMILIES", "PRECEDENCE", "REGISTRY", "SPECIFICITY", "Detector", "Repeat",
+           "annotate_repeats", "detect_all", "last_test_passed", "merge", "register",
+           "top_signatures"]

@@ -275,6 +275,8 @@ def _classify_shell(command: str, info: Info) -> None:
         if head in _WRITE_PROGS:
             targets = [shell.norm_path(a, cwd) for a in tail if not a.startswith("-")]
             if head in ("cp", "mv", "ln") and targets:
+                if head == "cp" and len(targets) == 2:
+                    info.extra.setdefault("copies", []).append((targets[0], targets[1]))
                 targets = targets[-1:] if head == "cp" else targets
             writes.extend(targets)
             if head in ("rm", "mv", "tar", "unzip") and any("*" in t for t in targets):
@@ -299,6 +301,11 @@ def _classify_shell(command: str, info: Info) -> None:
     if _INSTALL.search(low):
         info.cls = "install"
         info.unknown_mutation = True
+        # Only installs in the command (`uv sync`, `cd b && pip install -e .`): their output
+        # alone says whether anything changed (see ``no_op_install``).
+        info.extra["only_install"] = all(
+            g.argv[0] == "cd" or _INSTALL.search(" ".join(g.argv).lower()) for g in segs
+            if not g.piped)
     elif parsed.env_only:
         info.cls = "env"
     elif prog in _POLL_PROGS or (prog == "tail" and ("-f" in argv or "-F" in argv)):
@@ -372,7 +379,9 @@ def _body_writes(body: str) -> tuple[str, ...]:
 
 def _script_writes(command: str, parsed: shell.Parsed, info: Info) -> None:
     first = command.lstrip().split("\n", 1)[0]
-    if parsed.heredoc and _INTERPRETER.match(first) and "<<" in first:
+    # `cp a a.bak && python - <<'PY'`: the here-document feeds the last command of the line.
+    fed = first.rsplit("&&", 1)[-1].strip() if "<<" in first else first
+    if parsed.heredoc and _INTERPRETER.match(fed) and "<<" in fed:
         info.extra["script_writes"] = _body_writes(parsed.heredoc)
     elif _INTERPRETER.match(first) and " -c " in first:
         info.extra["script_writes"] = _body_writes(command)
@@ -638,6 +647,41 @@ def _classify_code(code: str, step: Step, info: Info) -> None:
 
 _STOPS = frozenset({"kill", "pkill", "killall", "fuser"})
 
+# What package managers print when they changed nothing (everything already satisfied): uv
+# `Audited 21 packages` without `Installed`/`Uninstalled`, pip `Requirement already satisfied`
+# on every line, npm `up to date`, apt `0 upgraded, 0 newly installed, 0 to remove`, poetry,
+# cargo and others `Nothing to do` / `already installed`.
+_NOOP_INSTALL = re.compile(
+    r"^\s*Audited \d+ packages?|^\s*up to date, audited \d+ packages?|"
+    r"\b0 upgraded, 0 newly installed, 0 to remove|^\s*(Nothing to (do|install|update)|"
+    r"No dependencies to install or update|Already up[ -]to[ -]date)\b|"
+    r"\bis already (installed|the newest version)\b", re.M | re.I)
+_INSTALLED = re.compile(
+    r"^\s*(Installed|Uninstalled|Updated|Prepared|Downloaded|Built|Successfully installed|"
+    r"added|removed|changed|Installing|Updating|Removing|Setting up|Unpacking|"
+    r"Collecting|Downloading)\b|^\s*[+-] \S|\b[1-9]\d* (newly installed|upgraded|to remove)",
+    re.M)
+_PIP_SATISFIED = re.compile(r"^\s*Requirement already satisfied\b")
+_PIP_NOISE = re.compile(r"^\s*(Defaulting to user installation|WARNING|DEPRECATION|\[notice\]|"
+                        r"Looking in indexes|Obtaining|Exit code|Wall time|Output:)")
+
+
+def no_op_install(step: Step, info: Info) -> bool:
+    """True for an install that printed that it changed nothing (`uv sync`: `Audited N`).
+
+    Such a step changes no state: the same failing run after it is still a rerun of the
+    failure. Only whole-install commands count (what else the command ran is unknown).
+    """
+    if info.cls != "install" or info.failed or not info.extra.get("only_install"):
+        return False
+    out = step.output
+    if not out.strip() or _INSTALLED.search(out):
+        return False
+    if _NOOP_INSTALL.search(out):
+        return True
+    lines = [x for x in out.splitlines() if x.strip() and not _PIP_NOISE.match(x)]
+    return bool(lines) and all(_PIP_SATISFIED.match(x) for x in lines)
+
 _NEW_CONTEXT = frozenset({"compaction"})
 """Steps after which looking again is legitimate: the context was compacted. (A person's turn
 is not one: the held-out labels count a re-read after a new request as waste.)"""
@@ -694,13 +738,53 @@ def analyze(traj: Trajectory) -> list[Info]:
     return infos
 
 
+# The interpreter refused the script before running any of it: a syntax error reported
+# without a traceback (a traceback means the script ran up to the failing line).
+_SCRIPT_REJECTED = re.compile(r"^\s*(SyntaxError|IndentationError|TabError)\b", re.M)
+
+
+def script_rejected(step: Step) -> bool:
+    """True when an inline script failed to parse, so it ran (and wrote) nothing.
+
+    Text after a here-document's terminator, an unclosed quote: Python reports the syntax
+    error at ``File "<stdin>"`` before running a line.
+    """
+    out = step.output
+    return (bool(_SCRIPT_REJECTED.search(out)) and 'File "<' in out
+            and "Traceback (most recent call last)" not in out)
+
+
+_BACKUP = re.compile(r"(\.bak\d*|\.orig|\.backup|\.old|\.save|~)$")
+
+
+def _recopy(info: Info, path: str, st: _State,
+            copies: dict[str, tuple[str, int, int]]) -> bool:
+    """True when ``cp src path`` changes nothing a later step can meet.
+
+    A backup (``cp x.py x.py.bak``) is a copy no run reads; copying an unchanged ``src``
+    over the copy made before writes the same bytes again.
+    """
+    for src, dst in info.extra.get("copies", ()):
+        if dst != path:
+            continue
+        if dst.startswith(src) and _BACKUP.search(dst[len(src):] or "-"):
+            return True
+        if copies.get(dst) == (src, st.path_version.get(src, 0), st.path_version.get(dst, 0)):
+            return True
+    return False
+
+
 def _analyze(traj: Trajectory) -> list[Info]:
     st = _State()
     infos: list[Info] = []
     scripts: dict[str, tuple[str, ...]] = {}
+    copies: dict[str, tuple[str, int, int]] = {}
     for step in traj.steps:
         info = classify(step)
         _apply_scripts(info, scripts)
+        if info.failed and info.shell and script_rejected(step):
+            info.extra.pop("script_targets", None)
+            info.extra.pop("script_unknown", None)
         if step.kind in _NEW_CONTEXT:
             st.memory += 1
         info.state = _token(info, st)
@@ -709,11 +793,16 @@ def _analyze(traj: Trajectory) -> list[Info]:
         # redirections and here-documents (`cat > t.py <<EOF ... && python t.py` failing).
         shell_writes = info.failed and info.shell and bool(
             info.writes or info.extra.get("script_targets") or info.extra.get("script_unknown"))
-        if (not info.failed or shell_writes) and step.kind == "tool":
+        if (not info.failed or shell_writes) and step.kind == "tool" and not no_op_install(
+                step, info):
             mutated = False
             for p in (*info.writes, *info.extra.get("script_targets", ())):
+                if _recopy(info, p, st, copies):
+                    continue  # the same backup made again: nothing changed
                 st.path_version[p] = st.path_version.get(p, 0) + 1
                 mutated = True
+            for src, dst in info.extra.get("copies", ()):
+                copies[dst] = (src, st.path_version.get(src, 0), st.path_version.get(dst, 0))
             if info.extra.get("script_unknown"):
                 st.unknown += 1
                 mutated = True

@@ -38,6 +38,7 @@ from .actions import (
     set_current,
     shown_range,
 )
+from .refusals import MISTAKE_FAMILIES
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -262,6 +263,8 @@ def annotate_repeats(
     index = {s.source_id: i for i, s in enumerate(traj.steps)}
     claimed: dict[str, tuple[str, int]] = {}
     for f in findings:
+        if f.kind in MISTAKE_FAMILIES:
+            continue  # a repeated mistake on another target is not a repeated action
         members = sorted(index[sid] for sid in f.source_ids if sid in index)
         for sid in f.wasted_source_ids:
             at = index.get(sid, -1)

@@ -13,6 +13,7 @@ from ..model import Finding, Trajectory
 from .actions import infos_for, path_ext
 from .base import register
 from .build import make_finding
+from .refusals import refused
 
 
 @register("edit_retry")
@@ -22,8 +23,9 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     open_chains: dict[str, tuple[tuple[object, ...], list[int]]] = {}
     done: list[tuple[str, list[int]]] = []
     for i, info in enumerate(infos):
-        if info.cls not in ("edit", "write") or not info.paths or info.shell:
-            continue
+        if info.cls not in ("edit", "write") or not info.paths or info.shell or refused(
+                traj.steps[i]):
+            continue  # a refused edit failed on the user's word, not on its text
         path = info.paths[0]
         current = open_chains.get(path)
         if not info.failed:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..detect import detect_all
+from ..detect import MISTAKE_FAMILIES, detect_all
 from ..detect.annotate import annotate_repeats
 from ..formats.base import ParseContext
 from ..formats.discover import discover, parse_source
@@ -205,7 +205,10 @@ def score_session(label: dict[str, Any], traj: Trajectory) -> dict[str, Score]:
     findings = detect_all(traj)
     repeats = annotate_repeats(traj, findings=findings)
     pred_rep = {r.source_id for r in repeats}
-    pred_waste = {s for f in findings for s in f.wasted_source_ids}
+    # The labels ask "is this step a wasted repeat": a repeated mistake on another target
+    # (``MISTAKE_FAMILIES``) is a trap, but not an answer to that question.
+    pred_waste = {s for f in findings if f.kind not in MISTAKE_FAMILIES
+                  for s in f.wasted_source_ids}
     base = exact_baseline(traj)
     out = {k: Score() for k in COLUMNS}
     out["repeat"].add(pred_rep, rep_truth, steps)
