@@ -319,7 +319,10 @@ def build_delta(steps: list[Step], infos: list[Info], res: Resolved,
         if "cd" in removed or "cd" in added:
             delta.kinds.append("cwd")
         elif removed or added:
-            delta.kinds.append("flag" if infos[res.step].shell else "edit_args")
+            # ``python`` -> ``python3``: the program changed, not one of its flags.
+            first = _tokens(failed)[:1]
+            kind = "program" if first and first[0] in removed else "flag"
+            delta.kinds.append(kind if infos[res.step].shell else "edit_args")
     if is_edit_error:
         # The latest attempt whose difference is specific leads (the one nearest the fix);
         # a vague one only when no attempt says more. Other attempts' notes are left out.
