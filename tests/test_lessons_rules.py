@@ -250,3 +250,15 @@ def test_a_refusal_the_log_shows_no_answer_to_teaches_nothing(tmp_path: Path) ->
     ])
     assert drafts == []
     assert any("the log shows no answer to the user's refusal" in n for n in notes), notes
+
+
+def test_a_shortened_error_quote_ends_with_an_ellipsis(tmp_path: Path) -> None:
+    long_error = "error: Cannot find module 'left-pad' from 'src/a.test.ts'\n" + "\n".join(
+        f"    at frame{n} (src/a.test.ts:{n}:1)" for n in range(12))
+    fail = bash("bun test src/a.test.ts", long_error, True)
+    drafts, _notes = _mine(tmp_path, [fail, fail, bash("bun add left-pad", "installed"),
+                                      bash("bun test src/a.test.ts", " 3 pass\n 0 fail")])
+    [made] = drafts
+    fence = _fence(made).splitlines()
+    assert fence[0] == "error: Cannot find module 'left-pad' from 'src/a.test.ts'"
+    assert fence[-1] == "…"
