@@ -186,8 +186,11 @@ MECHANISMS: tuple[Mechanism, ...] = (
 )
 """Mechanisms, first match wins (most specific first)."""
 
-MECHANISM_CLASSES = frozenset(m.error_class for m in MECHANISMS)
-"""Classes whose lessons need a mechanism: their class sentences alone are too generic."""
+MECHANISM_CLASSES = frozenset({"edit_not_found", "invalid_args", "missing_program",
+                               "missing_module", "syntax_error"})
+"""Classes whose lessons need a mechanism: their class sentences alone read the same for
+every case (re-read, install it, fix the text). The other classes fall back on their own
+class sentences when no mechanism fits."""
 
 _FACT_RES: tuple[tuple[str, str], ...] = (
     ("module", r"(?:Cannot find module|No module named|cannot find package|Failed to resolve "
