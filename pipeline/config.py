@@ -86,7 +86,7 @@ class Settings(BaseModel):
     """Per-call timeout for online Gemini calls."""
     max_attempts: int = 5
     """Attempts per Gemini call (transport/429/5xx retries)."""
-    min_wasted_steps: int = 2
+    min_wasted_steps: int = 1
     """Sessions with fewer wasted steps are not sent to judge/draft."""
     judge_min_confidence: float = Field(default=0.7, ge=0.0, le=1.0)
     """A model's judge verdict below this confidence is recorded as ``unknown`` (with its

@@ -33,6 +33,8 @@ def test_a_clean_draft_passes() -> None:
     ("validated_path", '1. `grep -n "def load` then fix it', "text cut mid-token"),
     ("insight", "An exact_repeat means the loop never changed.", "detector jargon"),
     ("checklist", "No rerun_unchanged left", "detector jargon"),
+    # families added later are jargon too: the gate reads the detector's registry
+    ("trap", "The refused_resubmit loop cost 2 steps.", "detector jargon"),
 ])
 def test_each_problem_is_named(field: str, text: str, problem: str) -> None:
     changes = {field: [text] if field == "checklist" else text}
@@ -44,3 +46,9 @@ def test_each_problem_is_named(field: str, text: str, problem: str) -> None:
 def test_a_quote_shortened_with_an_ellipsis_is_not_cut() -> None:
     draft = make_draft(validated_path='1. `grep -n "def load …` finds it')
     assert quality_problems(draft) == []
+
+
+def test_plain_words_that_name_a_family_are_not_jargon() -> None:
+    draft = make_draft(insight="> **Core Principle:** Reread the file; an edit and revert cycle "
+                               "means the old text was wrong.")
+    assert [p for p in quality_problems(draft) if p.startswith("detector jargon")] == []

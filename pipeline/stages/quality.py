@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..detect import MISTAKE_FAMILIES, PRECEDENCE, REGISTRY
 from ..lessons.tables import BOILERPLATE_RE
 from ..model import Draft
 
@@ -21,9 +22,13 @@ _CALL_ID = re.compile(r"\b(?:toolu_[A-Za-z0-9]{8,}|call_[A-Za-z0-9]{8,}|fc_[0-9a
                       r"tooluse_[\w-]{8,}|functions\.\w+:\d+)")
 _PLACEHOLDER = re.compile(r"`(?:other|unknown|tool)(?: [^`]*)?`|\b(?:tool|program) `?other`?\b")
 _HOME = re.compile(r"(?<![\w.~-])(?:/Users|/home|/root)/[^\s/`'\"]+|[A-Z]:\\\\?Users\\\\")
-_JARGON = re.compile(r"\b(?:exact_repeat|rerun_unchanged|near_repeat|retry_variation|"
-                     r"edit_retry|edit_revert|context_thrash|text_loops?|reread|monologue|"
-                     r"chanting|error_signature|wasted_source_ids)\b")
+# Detector jargon: every registered family name with an underscore (a new family is covered
+# without an edit here; plain words such as "cycle" or "reread" are ordinary English) plus the
+# analysis fields a reader should never see in prose.
+_JARGON_WORDS = sorted({name for name in (*REGISTRY, *PRECEDENCE, *MISTAKE_FAMILIES) if "_" in name}
+                       | {"text_loop", "text_loops", "error_signature", "wasted_source_ids"},
+                       key=len, reverse=True)
+_JARGON = re.compile(r"\b(?:" + "|".join(map(re.escape, _JARGON_WORDS)) + r")\b")
 _BOILER_PHRASES = re.compile(
     r"}</tool_use_error>|<tool_use_error>|DO NOT re-run the same failed edit command|"
     r"The user doesn't want to proceed with this tool use|Sibling tool call errored|"
