@@ -17,7 +17,15 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-from .redact import SecretHit, _resolve, _secret_name, assignment_kind, placeholder, scan
+from .redact import (
+    SecretHit,
+    _resolve,
+    _secret_name,
+    assignment_kind,
+    placeholder,
+    replace_hits,
+    scan,
+)
 from .values import is_placeholder
 
 FRAGMENT = 12
@@ -97,13 +105,13 @@ class SessionSecrets:
             self.learn(text[h.start:h.end], h.kind)
         if self._known:
             hits = _resolve(hits + self.spans(text))
-        return _replace(text, hits, counts)
+        return replace_hits(text, hits, counts)
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
         if not self._known or not text:
             return text
-        return _replace(text, _resolve(self.spans(text)), None)
+        return replace_hits(text, _resolve(self.spans(text)), None)
 
     def redact_value(self, obj: Any, counts: Counter[str] | None = None) -> Any:
         """``redact`` every string of a JSON-like structure, keeping its shape.
@@ -143,18 +151,3 @@ class SessionSecrets:
                     counts[kind] += 1
                 return placeholder(kind)
         return self._walk(value, fn, depth + 1, counts, named)
-
-
-def _replace(text: str, hits: list[SecretHit], counts: Counter[str] | None) -> str:
-    if not hits:
-        return text
-    parts: list[str] = []
-    pos = 0
-    for h in hits:
-        parts.append(text[pos:h.start])
-        parts.append(placeholder(h.kind))
-        pos = h.end
-        if counts is not None:
-            counts[h.kind] += 1
-    parts.append(text[pos:])
-    return "".join(parts)

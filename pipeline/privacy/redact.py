@@ -346,7 +346,20 @@ def redact(text: str, counts: Counter[str] | None = None) -> str:
     Returns:
         The redacted text (the same object when nothing was found).
     """
-    hits = scan(text)
+    return replace_hits(text, scan(text), counts)
+
+
+def replace_hits(text: str, hits: list[SecretHit], counts: Counter[str] | None = None) -> str:
+    """Return ``text`` with each of ``hits`` (sorted, not overlapping) replaced by its placeholder.
+
+    Args:
+        text: The text the hits were found in.
+        hits: Spans to replace, in order.
+        counts: When given, incremented by one per placeholder, keyed by kind.
+
+    Returns:
+        The redacted text (the same object when there is no hit).
+    """
     if not hits:
         return text
     parts: list[str] = []
