@@ -320,6 +320,10 @@ class FixDelta(BaseModel):
     """Failed edits: the difference in words (``old text carries a line-number gutter``)."""
     edit_attempt: int | None = None
     """Failed edits: which failing attempt (1-based) ``edit_tried`` comes from."""
+    edit_before: str | None = None
+    """The fix's edit: the text it replaced (one line, shortened with ``…``), when shown."""
+    edit_after: str | None = None
+    """The fix's edit: the text it put in (one line, shortened with ``…``)."""
 
     def empty(self) -> bool:
         """True when nothing is known to have changed."""
@@ -386,3 +390,11 @@ class Lesson(BaseModel):
     """Values the mechanism's sentences name (``module``, ``bin``, ``tried_indent``, ...)."""
     purpose: str = ""
     """What the agent was doing: the failing step's own description, else the task's line."""
+    reason: str = ""
+    """The agent's own stated reason for the fix, its words (not a proven cause), or ""."""
+    probe: str = ""
+    """A diagnostic step on the fix's target between the failures and the fix, or ""."""
+    probe_output: str = ""
+    """Its output, an error or empty (the log's proof of the cause)."""
+    next_error: str = ""
+    """The step that worked failed with another error (the loop's error gone): its line."""

@@ -50,8 +50,10 @@ CASES: dict[str, dict[str, Any]] = {
         "other launchers",
         "error": "(eval):1: no such file or directory: ./node_modules/.bin/tsc",
         "path": [
-            "1. Install what is missing: `bun install`.",
-            "2. `./node_modules/.bin/tsc --noEmit -p .` succeeds.",
+            "1. Look before changing anything: `ls node_modules/.bin/` (here it printed "
+            "`ls: node_modules/.bin/: No such file or directory`).",
+            "2. Install what is missing: `bun install`.",
+            "3. `./node_modules/.bin/tsc --noEmit -p .` succeeds.",
         ],
     },
     "missing_module+chained_install": {
@@ -273,7 +275,8 @@ CASES: dict[str, dict[str, Any]] = {
         "path": [
             "1. Stop after the refusal and answer what the user said before acting again.",
             "2. Read the file: `read migrations/0007_drop_sku.py`.",
-            "3. `edit migrations/0007_drop_sku.py` succeeds.",
+            "3. `edit migrations/0007_drop_sku.py` (`migrations.RemoveField('item', 'sku'),` "
+            "-> `migrations.AlterField('item', 'sku', null=True),`) succeeds.",
         ],
     },
     "permission+chmod": {
@@ -415,7 +418,7 @@ CASES: dict[str, dict[str, Any]] = {
         "title": ("Change the code the failing assertion names, then rerun the same test"),
         "error": "E       assert 110.0 == 90",
         "path": [
-            "1. Change the code: `edit app/price.py`.",
+            "1. Change the code: `edit app/price.py`: `p * (1 + d)` -> `p * (1 - d)`.",
             "2. `pytest tests/test_price.py` succeeds.",
         ],
     },

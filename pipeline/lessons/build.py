@@ -8,8 +8,9 @@ and the Gemini view shows it. A finding that teaches nothing gets no lesson, wit
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-from ..detect.actions import Info, analyze
+from ..detect.actions import Info, analyze, no_op_install
 from ..hashing import value_hash
 from ..model import Finding, FixDelta, Lesson, Step, Trajectory
 from ..privacy import redact
@@ -22,11 +23,12 @@ from .delta import (
     find_resolution,
     path_of,
 )
+from .fixtext import edit_change, fix_step, probe, stated_reason
 from .mechanisms import MECHANISM_CLASSES, facts_from, pick
 from .proof import failed_before, gave_up, make_proven, passes_later
 from .symptom import symptom
 from .tables import CAUSE_HINT_RES, EDIT_TOOLS, ErrorClass
-from .text import bound, one_line, relativize, roots_of
+from .text import bound, code, one_line, relativize, roots_of
 
 NO_ERROR = "no failing step in the loop"
 NO_SYMPTOM = "the error is only harness boilerplate"
@@ -187,7 +189,8 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     if said:
         return None, GAVE_UP
     res = find_resolution(steps, infos, failing, target_path,
-                          make_proven(steps, infos, failing[0]))
+                          make_proven(steps, infos, failing[0]),
+                          _other_error(steps, roots, cls))
     if res is None:
         return None, NO_RESOLUTION
     res = _rerun_is_fix(steps, infos, res, target_path)
@@ -219,6 +222,13 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
     resolving = _action(steps[res.step], infos[res.step], roots)
     verify = _rerun(steps, infos, res.step, command_of(steps[res.last_fail]), roots) or (
         resolving if infos[res.step].shell else _verify(steps, infos, res.step + 1, roots))
+    next_error = ""
+    if infos[res.step].failed or steps[res.step].is_error:
+        # The loop's error is gone there, but the step printed another one: only a later
+        # pass of the same command shows it working.
+        next_error = _next_error(steps[res.step], roots)
+        again = passes_later(steps, infos, res.step, [command_of(steps[res.step])])
+        verify = _action(steps[again], infos[again], roots) if again is not None else ""
     if not infos[res.step].shell and (not verify or verify == resolving):
         # An edit loop proven by a command that failed before it now passing (lint, tests).
         again = passes_later(steps, infos, res.step, failed_before(steps, infos, failing[0]))
@@ -241,10 +251,11 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
         between=[_action(steps[j], infos[j], roots) for j in res.between[:8]],
         verify=verify, wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
         wasted_seconds=finding.wasted_seconds, outcome=outcome, signature=signature,
-        sequence=sequence, tried=tried,
+        sequence=sequence, tried=tried, next_error=next_error,
         facts=facts_from(text, {**_edit_facts(delta), **_purpose(traj, steps[attempts_at[0]]),
                                 **_bin_fact(steps, attempts_at, roots)}),
     )
+    _fix_content(lesson, steps, infos, res, roots)
     mech = pick(lesson)
     if mech is None and cls.id in MECHANISM_CLASSES:
         return None, NO_MECHANISM
@@ -253,6 +264,53 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
         # Same class, different cause (an install vs an import path): different lessons.
         lesson.signature = value_hash({"base": signature, "mechanism": mech.key})
     return lesson, ""
+
+
+def _fix_content(lesson: Lesson, steps: list[Step], infos: list[Info], res: Resolved,
+                 roots: list[str]) -> None:
+    """The fix's own text on the lesson: edit before/after, stated reason, the probe."""
+    edit_at = fix_step(steps, infos, res)
+    # A failed edit's lesson is the old text it needed (``edit_tried``/``edit_found``); the
+    # text it then put in is the task's change, and one line of it hides the indentation.
+    if edit_at is not None and lesson.error_class != "edit_not_found":
+        lesson.fix.edit_before, lesson.fix.edit_after = edit_change(steps, infos, edit_at, roots)
+    first = min([j for j, _kind in res.inserted] + [res.step])
+    if lesson.error_class != "user_refused":  # there the words are the answer to the user
+        lesson.reason = stated_reason(steps, res.last_fail, first, roots)
+    context = " ".join([lesson.symptom, lesson.failing_action, *lesson.fix.inserted,
+                        lesson.resolving_action])
+    lesson.probe, lesson.probe_output = probe(
+        steps, infos, res.last_fail, first, context,
+        lambda step, info: _action(step, info, roots), roots)
+
+
+_WARNING = re.compile(r"^\s*(?:warning|note|hint|info)\b|^\s*(?:Exit code|Wall time|Output:)",
+                      re.IGNORECASE)
+_REPORT = re.compile(r"^\s*(?:[A-Z]{1,4}\d{2,4}\b|error\b|FAILED\b|\S+:\d+:\d*:? )",
+                     re.IGNORECASE)
+
+
+def _next_error(step: Step, roots: list[str]) -> str:
+    """The first line the step reports as an error, warnings passed over."""
+    lines = [ln for ln in relativize(redact(step.output or ""), roots).splitlines()
+             if ln.strip() and not _WARNING.match(ln)]
+    line = next((ln for ln in lines if _REPORT.match(ln)), "") or symptom(step, roots)[1]
+    return one_line(line, 160)
+
+
+def _other_error(steps: list[Step], roots: list[str],
+                 ref: ErrorClass | None) -> Callable[[int], bool]:
+    """``other(step)``: it failed with a real error of another class than the loop's.
+
+    A harness rejection never ran, and an unclassified error cannot be told apart: neither
+    counts as the loop's error being gone.
+    """
+    def other(j: int) -> bool:
+        cls = symptom(steps[j], roots)[2]
+        return ref is not None and not ref.harness and cls is not None and not cls.harness \
+            and cls.id != ref.id
+
+    return other
 
 
 def _same_error(cls: ErrorClass | None, ref: ErrorClass | None) -> bool:
@@ -299,6 +357,12 @@ def _tried(steps: list[Step], infos: list[Info], res: Resolved, attempts: list[i
         action = _action(steps[j], infos[j], roots)
         if infos[j].cls == "read":
             action = "re-read " + action.removeprefix("read ")
+        elif no_op_install(steps[j], infos[j]):
+            # The detector's rule: an install that printed it changed nothing.
+            said = next((ln.strip() for ln in reversed((steps[j].output or "").splitlines())
+                         if ln.strip()), "")
+            if said:
+                action = f"{code(bound(action, 100))} (it printed {code(one_line(said, 60))})"
         if action not in out:
             out.append(action)
     # The same call resent with other options (``with_escalated_permissions``) did not help.

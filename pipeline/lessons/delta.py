@@ -141,13 +141,16 @@ def chained_before(failed: str, worked: str) -> list[str]:
 
 def find_resolution(steps: list[Step], infos: list[Info], failing: list[int],
                     target_path: str,
-                    proven: Callable[[int, int], bool] | None = None) -> Resolved | None:
+                    proven: Callable[[int, int], bool] | None = None,
+                    other_error: Callable[[int], bool] | None = None) -> Resolved | None:
     """The first later step on the same target that did not fail, and what came between.
 
     A later failure on the same target becomes the last failing attempt (what was inserted
     before it did not help). A state change of another kind is an inserted step, not the fix.
     ``proven(step, last_fail)`` rejects a candidate the log does not show working (it joins
-    ``tried`` and the search goes on).
+    ``tried`` and the search goes on). ``other_error(step)``: the step failed with another
+    error than the loop's (``uv run --with ruff ruff check .`` reporting lint findings where
+    ``uv run ruff`` could not start): the loop's error is gone there, so it is the candidate.
     """
     last = failing[-1]
     ref_info, ref_step = infos[last], steps[last]
@@ -165,7 +168,11 @@ def find_resolution(steps: list[Step], infos: list[Info], failing: list[int],
         if step.kind != "tool":
             continue
         if _same_target(ref_info, ref_step, info, step) and not PROBE.search(command_of(step)):
-            if info.failed or step.is_error:
+            failed = info.failed or step.is_error
+            if failed and other_error is not None and other_error(j) and (
+                    proven is None or proven(j, last)):
+                return Resolved(last, j, inserted, between, [], later, tried)
+            if failed:
                 tried.extend(i for i, _kind in inserted)
                 last, inserted, between = j, [], []
                 later.append(j)

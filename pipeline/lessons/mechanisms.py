@@ -112,6 +112,13 @@ MECHANISMS: tuple[Mechanism, ...] = (
         "rerun do not create that target. `{added}` is installed and ran the same script.",
         ("The command calls `{added}`, not the `{removed}` shim",)),
     Mechanism(
+        "run_with", "missing_program", {"spawned": r"\S", "added": r"^--with\b"},
+        "Give `uv run` the tool with `{added}` when it cannot spawn `{spawned}`",
+        "`uv run` starts only what the project environment has installed, and `{spawned}` "
+        "was not in it, so a rerun (or a sync that installs nothing new) fails the same way. "
+        "`{added}` added the tool to the run and it started.",
+        ("The command runs with `{added}`",)),
+    Mechanism(
         "other_program", "missing_program", {"added": r"\S", "removed": r"\S"},
         "Call the installed `{added}` when `{removed}` is not found",
         "`{removed}` does not resolve to a program here; `{added}` does, and ran the same "
@@ -198,6 +205,7 @@ _FACT_RES: tuple[tuple[str, str], ...] = (
     ("param", r"(?:Parameter|required parameter)\s+[`'\"]?(\w+)[`'\"]?\s+(?:is required|is "
               r"missing)"),
     ("heredoc", r"^\s*(\w+)\s*(?:&&|\|\||;)"),
+    ("spawned", r"Failed to spawn: `?([\w.-]+)`?"),
     ("gutter", r"\b(\d+)\t"),
 )
 

@@ -192,7 +192,7 @@ ERROR_CLASSES: tuple[ErrorClass, ...] = (
         (r"command not found", r"not found in \$?PATH", r"executable file not found",
          r"is not recognized as an internal or external command",
          r"This is not the \w+ command you are looking for", r"No such file or directory.*bin/",
-         r"shim binary not found",
+         r"shim binary not found", r"Failed to spawn: `?[\w.-]+`?\s*$",
          r"^\S+: not found$"),
         "\"Command not found\" means the program is not installed where the shell looks, not "
         "that the command is wrong. Install or locate it once ({how}), then rerun the command "

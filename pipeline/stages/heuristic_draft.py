@@ -180,11 +180,16 @@ def _trap(lesson: Lesson) -> str:
         lines.append(f"{which} old text had {code(fix.edit_tried)}"
                      + (f"; the file held {code(fix.edit_found)}" if fix.edit_found else "")
                      + (f" ({fix.edit_note})." if fix.edit_note else "."))
+    if lesson.probe:
+        lines += ["", f"What the log showed before the fix: {code(lesson.probe)} printed "
+                  f"{code(lesson.probe_output)}."]
     if lesson.cause:
         lines += ["", f"Cause: {lesson.cause}."]
     if lesson.tried:
         lines += ["", "Did not help: " + "; ".join(
-            t if t.startswith("the same call") else code(bound(t, 100)) for t in lesson.tried)
+            # Entries starting with a code span are already written out (``x`` (it printed …)).
+            t if t.startswith(("the same call", "`")) else code(bound(t, 100))
+            for t in lesson.tried)
             + " (the next attempt failed the same way)."]
     cost = [f"{lesson.wasted_tokens:,} tokens"] if lesson.wasted_tokens else []
     if lesson.wasted_seconds:
@@ -207,7 +212,23 @@ def _objective(lesson: Lesson) -> str:
     return f"{what}" + (f", for the task \"{task.rstrip('.')}\"" if task else "") + "."
 
 
+def edit_sentence(lesson: Lesson) -> str:
+    """What the fix's edit changed, one line each side ("" when the log does not show it)."""
+    fix = lesson.fix
+    if not fix.edit_after:
+        return ""
+    if fix.edit_before:
+        return f"{code(fix.edit_before)} -> {code(fix.edit_after)}"
+    return f"put in {code(fix.edit_after)}"
+
+
 def _insight(lesson: Lesson) -> str:
+    edit = edit_sentence(lesson)
+    tail = f" The edit: {edit}." if edit else ""
+    return _principle(lesson) + tail
+
+
+def _principle(lesson: Lesson) -> str:
     mech = pick(lesson)
     made = fill(mech.principle, lesson) if mech is not None else ""
     if made:
@@ -238,36 +259,63 @@ def _checklist(lesson: Lesson) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+_FIX_WORDS = ("edit", "config", "rewrite")
+"""Inserted kinds whose step is the fix's edit (its before/after goes on that line)."""
+
+
 def _path(lesson: Lesson) -> list[str]:
     kinds = lesson.fix.kinds
     lines: list[str] = []
     if lesson.error_class == "user_refused":
         lines.append("Stop after the refusal and answer what the user said before acting "
                      "again.")
+    if lesson.probe:
+        lines.append(f"Look before changing anything: {code(lesson.probe)} (here it printed "
+                     f"{code(lesson.probe_output)}).")
+    edit = edit_sentence(lesson)
+    reason = f' The agent\'s stated reason: "{lesson.reason}"' if lesson.reason else ""
     inserted_kinds = [k for k in kinds if k in _STEP_WORDS]
     for n, step in enumerate(lesson.fix.inserted):
-        word = _STEP_WORDS.get(inserted_kinds[n] if n < len(inserted_kinds) else "", "Run")
-        lines.append(f"{word}: {code(step)}.")
+        kind = inserted_kinds[n] if n < len(inserted_kinds) else ""
+        word = _STEP_WORDS.get(kind, "Run")
+        detail = ""
+        if edit and kind in _FIX_WORDS:
+            detail, edit = f": {edit}", ""
+        lines.append(f"{word}: {code(step)}{detail}." + (reason if n == 0 else ""))
+    if lesson.fix.inserted:
+        reason = ""
     if lesson.failing_action == lesson.resolving_action and "edit_args" in kinds:
         changes = [f"{code(k)} added" for k in lesson.fix.added] + [
             f"{code(k)} left out" for k in lesson.fix.removed]
         lines.append(f"Resend {code(lesson.resolving_action)} with "
-                     + " and ".join(changes) + "; it succeeds.")
+                     + " and ".join(changes) + f"; {_outcome(lesson)}.")
     elif lesson.resolving_action.split()[:1] in (["write"], ["create"]) and \
             lesson.failing_action.split()[:1] != lesson.resolving_action.split()[:1]:
         lines.append(f"Rewrite the whole file instead of patching it: "
-                     f"{code(lesson.resolving_action)}; it succeeds.")
+                     f"{code(lesson.resolving_action)}; {_outcome(lesson)}.")
     elif (lesson.fix.removed or lesson.fix.added) and _small_diff(lesson):
         lines.append(f"Change the command: {code(lesson.failing_action)} -> "
-                     f"{code(lesson.resolving_action)}; it succeeds.")
+                     f"{code(lesson.resolving_action)}; {_outcome(lesson)}.")
     elif lesson.fix.removed or lesson.fix.added:
         lines.append(f"Instead of {code(lesson.failing_action)}, run "
-                     f"{code(lesson.resolving_action)}; it succeeds.")
+                     f"{code(lesson.resolving_action)}; {_outcome(lesson)}.")
     else:
-        lines.append(f"{code(lesson.resolving_action)} succeeds.")
-    if lesson.verify and lesson.verify != lesson.resolving_action:
-        lines.append(f"{code(lesson.verify)} passes.")
+        lines.append(f"{code(lesson.resolving_action)}" + (f" ({edit})" if edit else "")
+                     + " succeeds.")
+        edit = ""
+    if reason:
+        lines[-1] += reason
+    if lesson.verify and (lesson.verify != lesson.resolving_action or lesson.next_error):
+        lines.append(f"{code(lesson.verify)} passes"
+                     + (" once what it reports is fixed." if lesson.next_error else "."))
     return [f"{n}. {line}" for n, line in enumerate(lines, 1)]
+
+
+def _outcome(lesson: Lesson) -> str:
+    """How the step that worked ended: it passed, or the loop's error gave way to another."""
+    if lesson.next_error:
+        return f"the error is gone and it now reports {code(bound(_elide(lesson.next_error), 120))}"
+    return "it succeeds"
 
 
 def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,

@@ -175,6 +175,17 @@ def _lesson_block(index: int, finding: Finding, lesson: Lesson, traj: Trajectory
         lines.append("Argument difference of the command (token diff):")
         lines.append(quote(f"removed: {' '.join(fix.removed) or '-'}\n"
                            f"added: {' '.join(fix.added) or '-'}", level.quote))
+    if fix.edit_after:
+        lines.append("The fix's edit (one line each side):")
+        lines.append(quote(f"before: {fix.edit_before or '(added)'}\nafter: {fix.edit_after}",
+                           level.step_text))
+    if lesson.reason:
+        lines.append("The agent's stated reason, its own words (not checked by the log):")
+        lines.append(quote(lesson.reason, level.quote))
+    if lesson.probe:
+        lines.append("Diagnostic step right before the fix, and what it printed (the log's "
+                     "evidence for the cause):")
+        lines.append(quote(f"{lesson.probe} -> {lesson.probe_output}", level.step_text))
     if lesson.between and level.evidence > 1 and lesson.between != fix.inserted:
         lines.append("All steps between the last failure and the success:")
         lines.append(quote("\n".join(lesson.between), level.step_text))
