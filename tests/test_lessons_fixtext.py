@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from _lesson_helpers import CWD, bash, claude_log, mined_drafts, say, tool
 
 from pipeline.config import Settings
@@ -53,8 +54,13 @@ def test_code_fix_carries_the_edit_and_the_agents_reason(tmp_path: Path) -> None
     assert quality_problems(made) == []
 
 
-def test_words_that_only_say_try_again_are_not_a_stated_reason(tmp_path: Path) -> None:
-    vague = "It seems there was a mistake in the previous attempts. I will carefully fix it."
+@pytest.mark.parametrize("vague", [
+    "It seems there was a mistake in the previous attempts. I will carefully fix it.",
+    "Running the tests.",
+    "Let me look at the date helper.",
+])
+def test_words_that_only_say_try_again_are_not_a_stated_reason(tmp_path: Path,
+                                                                vague: str) -> None:
     [made], _notes = mined_drafts(_date_log(tmp_path, vague))
     assert made.validated_path.splitlines()[0] == (
         "1. Change the code: `edit src/date.js`: `d.toLocaleDateString('en-CA')` -> "

@@ -47,6 +47,11 @@ _VAGUE_REASON = re.compile(
     r"(?:was|were|failed)|carefully|try (?:again|another|a different)|let me (?:try|retry|check)"
     r"|review the code|a different approach|another approach)\b", re.IGNORECASE)
 """Words that say the agent will try again, not why the fix works: not a stated reason."""
+_NARRATION = re.compile(
+    r"^(?:now,?\s+|ok(?:ay)?,?\s+)?(?:running|checking|looking|reading|trying|let me (?:run|look|"
+    r"see|read|check|try)|i(?:'ll| will| am going to) (?:run|check|look|read|try))\b",
+    re.IGNORECASE)
+"""A sentence that only narrates the next step ("Running the tests."): no reason in it."""
 
 
 def _arg(step: Step, keys: tuple[str, ...]) -> str | None:
@@ -172,7 +177,7 @@ def stated_reason(steps: list[Step], last_fail: int, fix_at: int, roots: list[st
     for k in range(fix_at, last_fail, -1):
         text = " ".join(_said(steps[k]).split())
         if len(text.split()) >= _MIN_REASON_WORDS:
-            if _VAGUE_REASON.search(text):
+            if _VAGUE_REASON.search(text) or _NARRATION.match(text):
                 return ""  # the nearest words say "try again": an earlier one is not about this
             text = relativize(redact(text), roots)
             first = re.split(r"(?<=[.!?])\s+(?=[A-Z])", text)
