@@ -39,6 +39,11 @@ def say(text: str) -> Call:
     return ("", {}, text, False)
 
 
+def ask(text: str) -> Call:
+    """A person's new request in the middle of the session (a user text turn)."""
+    return ("@user", {}, text, False)
+
+
 def tool(name: str, args: dict[str, Any], output: str, error: bool = False) -> Call:
     """Any other tool call; an error is wrapped in ``<tool_use_error>`` like the harness."""
     return (name, args, f"<tool_use_error>{output}</tool_use_error>" if error else output, error)
@@ -71,6 +76,9 @@ def claude_log(path: Path, sid: str, calls: list[Call], task: str = "Fix the bui
     rec(type="user", message={"role": "user", "content": task})
     for i, (name, args, out, err) in enumerate(calls):
         tid = f"toolu_01{sid[:6]}{i:04d}"
+        if name == "@user":  # ``ask``: the person's own turn
+            rec(type="user", message={"role": "user", "content": out})
+            continue
         if not name:  # ``say``: a text message, no tool call
             rec(type="assistant", message={"id": f"msg_{sid[:6]}_{i:02d}", "role": "assistant",
                                            "model": "claude-sonnet-4-5",

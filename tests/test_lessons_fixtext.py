@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _lesson_helpers import CWD, bash, claude_log, mined_drafts, say, tool
+from _lesson_helpers import CWD, ask, bash, claude_log, mined_drafts, say, tool
 
 from pipeline.config import Settings
 from pipeline.lessons.build import build_lesson
@@ -159,3 +159,16 @@ def test_a_new_error_after_the_fix_ends_the_loop_and_keeps_its_attempts(tmp_path
         "2. `uv run --with ruff ruff check .` passes once what it reports is fixed.",
     ]
     assert quality_problems(made) == []
+
+
+def test_objective_names_the_request_of_the_loops_turn(tmp_path: Path) -> None:
+    """A long session's first message can be a template; the turn's own request says more."""
+    ruff = ("Bash", {"command": "uv run ruff check ."}, f"Exit code 2\n{SPAWN}", True)
+    log = claude_log(tmp_path / "turn.jsonl", "0c0d0000-0000-4000-8000-000000000002", [
+        bash("ls", "backend\nREADME.md"),
+        ask("Run the backend linter please"),
+        ruff, ruff,
+        bash("uv run --with ruff ruff check .", "All checks passed!"),
+    ], task="## User Input\n\n```text\n\n```\n\nYou **MUST** consider the user input.")
+    [made], _notes = mined_drafts(log)
+    assert made.objective == 'Run `uv`, for the task "Run the backend linter please".'

@@ -252,7 +252,7 @@ def build_lesson(traj: Trajectory, finding: Finding, infos: list[Info] | None = 
         verify=verify, wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
         wasted_seconds=finding.wasted_seconds, outcome=outcome, signature=signature,
         sequence=sequence, tried=tried, next_error=next_error,
-        facts=facts_from(text, {**_edit_facts(delta), **_purpose(traj, steps[attempts_at[0]]),
+        facts=facts_from(text, {**_edit_facts(delta), **_purpose(traj, steps, attempts_at[0]),
                                 **_bin_fact(steps, attempts_at, roots)}),
     )
     _fix_content(lesson, steps, infos, res, roots)
@@ -408,12 +408,28 @@ def _bin_fact(steps: list[Step], attempts: list[int], roots: list[str]) -> dict[
     return {}
 
 
-def _purpose(traj: Trajectory, step: Step) -> dict[str, str]:
-    """What the agent was doing: the step's own description and the task's first line."""
+def _request(steps: list[Step], first: int) -> str:
+    """The person's own request of the turn the loop is in, "" when it is the session's task.
+
+    Long sessions hold many requests; the first one (``traj.task``) can be a prompt template
+    (``## User Input``) while the turn's request says what the loop was for.
+    """
+    users = [k for k in range(first) if steps[k].kind == "user"]
+    if len(users) < 2:
+        return ""
+    text = HARNESS_TAGS.sub("", steps[users[-1]].output or steps[users[-1]].text or "").strip()
+    if len(text) < 8 or text.startswith(("<", "/", "[")) or "\n" in text.strip():
+        return ""
+    return text
+
+
+def _purpose(traj: Trajectory, steps: list[Step], first: int) -> dict[str, str]:
+    """What the agent was doing: the step's own description and the request or task line."""
+    step = steps[first]
     args = step.args or {}
     said = next((str(args[k]) for k in _PURPOSE_KEYS if isinstance(args.get(k), str)
                  and args[k].strip()), "")
-    task = HARNESS_TAGS.sub("", traj.task or "")
+    task = _request(steps, first) or HARNESS_TAGS.sub("", traj.task or "")
     issue = _ISSUE.search(task)
     line = next((ln.strip(" #*") for ln in (issue.group(1) if issue else task).splitlines()
                  if len(ln.strip(" #*")) > 8), "")
