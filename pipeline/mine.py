@@ -308,14 +308,7 @@ def _store_context(store: Any) -> Any:
 def _known(store: Any, ledger: Ledger) -> list[Known]:
     if not store.exists():
         return []
-    extra: dict[str, set[str]] = {}
-    for row in ledger.db.execute(
-        "SELECT signature, exp_id, related_to, status FROM candidates"
-        " WHERE status IN ('new', 'related', 'duplicate')"
-    ):
-        target = row["exp_id"] if row["status"] != "duplicate" else row["related_to"]
-        if target:
-            extra.setdefault(target, set()).add(row["signature"])
+    extra = ledger.candidate_signatures()
     return [known_from_experience(e, extra.get(e.id, ())) for e in store.experiences()]
 
 

@@ -34,18 +34,27 @@ def frontmatter_text(store: Store, category: str) -> str:
         InvalidIdentifier: When ``category`` is not a slug.
         StoreError: When the store has no such category.
     """
+    return dump_yaml({"experiences": frontmatter_rows(store, category)})
+
+
+def frontmatter_rows(store: Store, category: str) -> list[dict[str, Any]]:
+    """The frontmatter of each playbook of ``category``, by id (``orf get-frontmatter``'s rows).
+
+    Raises:
+        InvalidIdentifier: When ``category`` is not a slug.
+        StoreError: When the store has no such category.
+    """
     check_domain(category)
     known = {c.id for c in store.categories()}
     if category not in known and not (store.root / category).is_dir():
         raise StoreError(f"category '{category}' not found in {store.root}; "
                          "see `orf list-categories`")
-    rows = [
+    return [
         {"id": e.id, "title": e.title, "description": e.description,
          "keywords": e.keywords, "file_path": str(e.path)}
         for e in sorted(store.experiences(), key=lambda e: e.id)
         if e.path.parent.name == category
     ]
-    return dump_yaml({"experiences": rows})
 
 
 def experience_text(store: Store, exp_id: str) -> str:

@@ -10,7 +10,7 @@ import click
 import orjson
 import yaml
 
-from ..errors import StoreError
+from ..agents.views import frontmatter_rows
 from ..orf import Store, check_domain, validate_store
 from .app import EXIT_CODES_HELP, EXIT_ERROR, json_option, main, settings_from, store_option
 from .checks import require_store
@@ -63,19 +63,7 @@ def get_frontmatter(category: str, store: Path | None, as_json: bool) -> None:
       orf get-frontmatter --category agent-loops --json
     """
     check_domain(category)
-    orf = _open_store(store)
-    known = {c.id for c in orf.categories()}
-    folder = orf.root / category
-    if category not in known and not folder.is_dir():
-        raise StoreError(f"category '{category}' not found in {orf.root}; "
-                         "see `orf list-categories`")
-    rows = [
-        {"id": e.id, "title": e.title, "description": e.description,
-         "keywords": e.keywords, "file_path": str(e.path)}
-        for e in sorted(orf.experiences(), key=lambda e: e.id)
-        if e.path.parent.name == category
-    ]
-    _emit({"experiences": rows}, as_json)
+    _emit({"experiences": frontmatter_rows(_open_store(store), category)}, as_json)
 
 
 @main.command("read-experience", epilog=EXIT_CODES_HELP)
