@@ -167,6 +167,8 @@ class Info:
     """A read whose output went through a filter (``| grep``): it showed an unknown part."""
     withheld: bool = False
     """The harness withheld the output (too long): the agent saw nothing of it."""
+    to_end: bool = False
+    """A ranged read that printed fewer lines than asked: it showed the file to its end."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Family-specific scratch values."""
 
@@ -240,6 +242,50 @@ def _fingerprint(text: str, masked: bool = True) -> str | None:
     if not text.strip():
         return None
     return content_hash(_mask(text) if masked else _WS.sub(" ", text).strip(), 8)
+
+
+# Codex exec output opens with a header of its own (chunk id, wall time, exit status, token
+# count, then "Output:"), different on every call: it is not what the command printed.
+_CODEX_HEADER = re.compile(
+    r"\A(?:Chunk ID: \w+\n)?(?:Exit code: -?\d+\n)?Wall time: [^\n]*\n"
+    r"(?:Process (?:exited with code -?\d+|running with session ID \d+)\n)?"
+    r"(?:Original token count: \d+\n)?(?:Total output lines: \d+\n)?Output:\n")
+# Line numbers a viewer puts in front of each line (`nl -ba`, `cat -n`, Claude's Read `1→`):
+# the same lines of a file shown with or without them are the same text.
+_GUTTER = re.compile(r"^ *\d+(?:\t|→)", re.M)
+# Older Codex cut an exec output to the model at 10 KiB or 256 lines, keeping head and tail.
+_OMITTED = re.compile(r"\[\.\.\. omitted \d+ of (\d+) lines \.\.\.\]")
+CODEX_MAX_CHARS = 10_000
+"""Full output size from which older Codex showed the model only head and tail (10 KiB)."""
+
+
+def body_of(output: str) -> str:
+    """What the command printed: the output without the harness's exec header (Codex)."""
+    m = _CODEX_HEADER.match(output)
+    return output[m.end():] if m else output
+
+
+def _codex_clipped(step: Step, head: str, body: str) -> bool:
+    """Codex showed the model only the head and tail of this output, not its middle."""
+    total = _SHOWN_LINES.match(head) or _SHOWN_LINES.match(body[:80])
+    if total and int(total.group(1)) > CODEX_SHOWN:
+        return True
+    if _OMITTED.search(body):
+        return True
+    # The argv shell of older Codex: its marker may sit in the middle our adapter cut away.
+    argv = isinstance(step.args, dict) and isinstance(step.args.get("command"), list)
+    return argv and step.output_len >= CODEX_MAX_CHARS
+
+
+def _to_end(step: Step, info: Info, body: str) -> bool:
+    """A ranged read that printed fewer lines than it asked for reached the file's end."""
+    if info.cls != "read" or info.rng is None or info.failed or info.clipped or (
+            info.withheld or info.filtered) or step.output_len > len(step.output):
+        return False
+    lo, hi = info.rng
+    if hi >= END or not body.strip():
+        return False
+    return body.rstrip("\n").count("\n") + 1 < hi - lo + 1
 
 
 def _classify_shell(command: str, info: Info) -> None:
@@ -602,8 +648,10 @@ def classify(step: Step) -> Info:
         _classify_tool(step, info)
     if _polls(step, info):
         info.cls = "poll"
-    info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
-    info.out_lines = step.output.count("\n") + 1 if step.output else 0
+    body = body_of(step.output)
+    seen = _GUTTER.sub("", body) if info.cls == "read" else body
+    info.out_fp = _fingerprint(seen, info.cls not in ("read", "list", "search"))
+    info.out_lines = body.count("\n") + 1 if body else 0
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
         # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.
         info.failed = False
@@ -613,11 +661,11 @@ def classify(step: Step) -> Info:
         info.failed = True
     # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
     info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
-    total = _SHOWN_LINES.match(step.output[:80])
-    if total and int(total.group(1)) > CODEX_SHOWN:
+    if _codex_clipped(step, step.output[:80], body):
         # Codex shows the model the head and tail of a long output, not the middle.
         info.clipped = True
     info.withheld = bool(_WITHHELD.match(step.output[:200]))
+    info.to_end = _to_end(step, info, body)
     return info
 
 
@@ -878,6 +926,8 @@ PLACE_LINES = 6
 def shown_range(info: Info) -> tuple[int, int]:
     """The lines a read really showed: a clipped view covers only its head."""
     lo, hi = info.rng or (1, END)
+    if info.to_end:
+        return (lo, END)
     if not info.clipped:
         return (lo, hi)
     if (lo, hi) == (1, END):

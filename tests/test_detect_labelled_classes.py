@@ -1,0 +1,143 @@
+"""Repetition classes read from the labelled sessions, each with its exemption.
+
+Every test writes a small log in a real format (a Codex rollout, old or new, or a Claude Code
+session), reads it with the real adapters and checks what ``annotate_repeats`` and
+``detect_all`` say: the rule that made a labelled repeat found, and the case next to it that
+people did not count.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from _detect_helpers import lines, parse_log
+
+from pipeline.detect import annotate_repeats, detect_all
+from pipeline.model import Trajectory
+
+CWD = "/home/dev/shop"
+
+
+def _codex(tmp_path: Path, calls: list[tuple[str, str]]) -> Trajectory:
+    """A Codex CLI rollout (0.98 shape): ``exec_command`` calls, outputs with the exec header."""
+    rows: list[dict[str, Any]] = [
+        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
+         "payload": {"id": "019c44c8-0000-7000-8000-00000000c0de", "cwd": CWD,
+                     "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli"}},
+        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": "Implement the plan."}]}},
+    ]
+    for k, (cmd, out) in enumerate(calls):
+        ts = f"2026-02-09T23:42:{k:02d}.000Z"
+        call_id = f"call_{k:04d}"
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": call_id,
+            "arguments": json.dumps({"cmd": cmd, "workdir": CWD})}})
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": call_id, "output": out}})
+    path = tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return parse_log(path)
+
+
+def _codex_old(tmp_path: Path, calls: list[tuple[str, str]]) -> Trajectory:
+    """An older Codex rollout (2025-09 shape): argv ``shell`` calls, JSON outputs."""
+    rows: list[dict[str, Any]] = [
+        {"id": "5dcebca3-0000-4000-8000-00000000c0de", "timestamp": "2025-09-07T01:30:59.205Z",
+         "instructions": None},
+        {"record_type": "state"},
+        {"type": "message", "id": None, "role": "user",
+         "content": [{"type": "input_text", "text": "Read the app and tell me what it does."}]},
+    ]
+    for k, (cmd, out) in enumerate(calls):
+        call_id = f"call_{k:04d}"
+        rows.append({"type": "function_call", "id": f"fc_{k}", "name": "shell",
+                     "arguments": json.dumps({"command": ["bash", "-lc", cmd]}),
+                     "call_id": call_id})
+        rows.append({"type": "function_call_output", "call_id": call_id, "output": json.dumps(
+            {"output": out, "metadata": {"exit_code": 0, "duration_seconds": 0.0}})})
+    path = tmp_path / "rollout-2025-09-07T01-30-59-5dcebca3.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return parse_log(path)
+
+
+def _exec(out: str, total: int | None = None) -> str:
+    """Codex's exec header in front of what the command printed (a new chunk id each call)."""
+    _exec.calls = getattr(_exec, "calls", 0) + 1  # type: ignore[attr-defined]
+    shown = f"Total output lines: {total}\n\n" if total else ""
+    return (f"Chunk ID: {_exec.calls:06x}\nWall time: 0.0508 seconds\n"  # type: ignore[attr-defined]
+            f"Process exited with code 0\nOriginal token count: 900\nOutput:\n{shown}{out}\n")
+
+
+def _reps(t: Trajectory) -> dict[int, tuple[int, str, bool]]:
+    """Tool-step position -> (position repeated, kind, wasted)."""
+    pos = {s.index: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return {pos[r.step]: (pos[r.repeat_of_step], r.kind, r.wasted) for r in annotate_repeats(t)}
+
+
+def _wasted(t: Trajectory) -> list[int]:
+    pos = {s.source_id: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return sorted(pos[s] for f in detect_all(t) for s in f.wasted_source_ids)
+
+
+SPEC = "\n".join(f"spec line {n}" for n in range(1, 121))
+NUMBERED = "\n".join(f"{n:6}\tspec line {n}" for n in range(1, 121))
+
+
+# ---- Codex's exec header is not the file ------------------------------------------------------
+
+def test_codex_reread_with_line_numbers_is_a_wasted_reread(tmp_path: Path) -> None:
+    # The same spec shown again through `nl -ba`: each call has its own chunk id and wall
+    # time, and the second view numbers its lines, yet it is the same text.
+    t = _codex(tmp_path, [("sed -n '1,200p' specs/011/spec.md", _exec(SPEC)),
+                          ("rg -n '^#' specs/011/plan.md", _exec("1:# Plan")),
+                          ("nl -ba specs/011/spec.md | sed -n '1,200p'", _exec(NUMBERED))])
+    assert _reps(t) == {2: (0, "reread", True)}
+    assert [f.kind for f in detect_all(t)] == ["reread"] and _wasted(t) == [2]
+
+
+def test_codex_view_of_a_changed_file_is_not_a_reread(tmp_path: Path) -> None:
+    changed = SPEC.replace("spec line 7", "spec line seven")
+    t = _codex(tmp_path, [("sed -n '1,200p' specs/011/spec.md", _exec(SPEC)),
+                          ("sed -n '1,200p' specs/011/spec.md", _exec(changed))])
+    assert detect_all(t) == []
+
+
+# ---- a range that reached the end of the file showed all of it -------------------------------
+
+def test_whole_file_read_after_a_range_that_reached_its_end(tmp_path: Path) -> None:
+    # `sed -n '1,160p'` printed 120 lines: the file ends there, so `nl -ba` of the whole
+    # file showed nothing new.
+    t = _codex(tmp_path, [("sed -n '1,160p' specs/005/plan.md", _exec(SPEC)),
+                          ("nl -ba specs/005/plan.md", _exec(NUMBERED))])
+    assert _reps(t) == {1: (0, "reread", True)} and _wasted(t) == [1]
+
+
+def test_whole_file_read_after_a_full_range_is_new(tmp_path: Path) -> None:
+    # The range printed every line it asked for: the file may go on.
+    t = _codex(tmp_path, [("sed -n '1,120p' specs/005/plan.md", _exec(SPEC)),
+                          ("nl -ba specs/005/plan.md", _exec(NUMBERED + "\n   121\tmore"))])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+# ---- the middle of a long output Codex did not show ------------------------------------------
+
+def test_codex_paging_into_the_middle_it_withheld(tmp_path: Path) -> None:
+    # "Total output lines" after the exec header: Codex showed the model head and tail only.
+    t = _codex(tmp_path, [("sed -n '1,400p' app.js", _exec(lines(1, 40), total=400)),
+                          ("sed -n '200,260p' app.js", _exec(lines(200, 260))),
+                          ("sed -n '1,60p' app.js", _exec(lines(1, 60)))])
+    # The middle was new; the head again is a re-read (of the file's latest read).
+    assert _reps(t) == {2: (1, "reread", True)} and _wasted(t) == [2]
+
+
+def test_old_codex_long_output_showed_only_head_and_tail(tmp_path: Path) -> None:
+    # A 10 KiB output of the argv shell: the model saw 128 lines of each end.
+    long = "\n".join(f"    const row{n} = build({n}); // a long line of code" for n in range(321))
+    t = _codex_old(tmp_path, [("sed -n '240,560p' scripts/app.js", long),
+                              ("sed -n '352,440p' scripts/app.js", lines(352, 440)),
+                              ("sed -n '250,300p' scripts/app.js", lines(250, 300))])
+    assert _reps(t) == {2: (1, "reread", True)} and _wasted(t) == [2]
