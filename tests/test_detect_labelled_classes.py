@@ -141,3 +141,72 @@ def test_old_codex_long_output_showed_only_head_and_tail(tmp_path: Path) -> None
                               ("sed -n '352,440p' scripts/app.js", lines(352, 440)),
                               ("sed -n '250,300p' scripts/app.js", lines(250, 300))])
     assert _reps(t) == {2: (1, "reread", True)} and _wasted(t) == [2]
+
+
+# ---- an inline reproduction re-run with a slightly edited body (mini-swe-agent) ---------------
+
+def _mini(tmp_path: Path, calls: list[tuple[str, int, str]]) -> Trajectory:
+    """A mini-swe-agent 1.x trajectory: one ```bash block per turn, results as user turns."""
+    msgs: list[dict[str, Any]] = [
+        {"role": "system", "content": "You can interact with a computer shell."},
+        {"role": "user", "content": "<pr_description>\nHEAD requests return a body.\n"
+                                    "</pr_description>"}]
+    for cmd, code, out in calls:
+        msgs.append({"role": "assistant", "content": f"THOUGHT: next.\n\n```bash\n{cmd}\n```"})
+        msgs.append({"role": "user", "content": f"<returncode>{code}</returncode>\n"
+                                                f"<output>\n{out}\n</output>"})
+    doc = {"info": {"exit_status": "Submitted", "submission": "", "mini_version": "1.15.0"},
+           "messages": msgs, "trajectory_format": "mini-swe-agent-1", "instance_id": "shop-1"}
+    path = tmp_path / "shop__shop-1.traj.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return parse_log(path)
+
+
+def _check(extra: str = "") -> str:
+    return ("python - <<'PY'\nimport io\nfrom shop.server import Handler\n\n"
+            "class Request:\n    def __init__(self, method):\n        self.method = method\n"
+            "        self.server = object()\n\n"
+            f"for method in ('GET', 'HEAD'):\n    out = io.BytesIO()\n{extra}"
+            "    Handler(Request(method), out).run()\n    print(method, out.getvalue())\nPY")
+
+
+def _patch(old: str, new: str) -> str:
+    return ("python - <<'PY'\nfrom pathlib import Path\np = Path('shop/server.py')\n"
+            "s = p.read_text()\n"
+            f"old = {old!r}\nnew = {new!r}\nif old not in s:\n    raise SystemExit('not found')\n"
+            "s = s.replace(old, new)\np.write_text(s)\nprint('patched')\nPY")
+
+
+def test_an_edited_reproduction_script_is_the_same_reproduction(tmp_path: Path) -> None:
+    t = _mini(tmp_path, [
+        (_check(), 1, "Traceback (most recent call last):\nAttributeError: 'Request' object "
+                      "has no attribute 'log_request'"),
+        (_check("    Request.log_request = lambda self, *a: None\n"), 0,
+         "GET b'HTTP/1.1 200 OK body'\nHEAD b'HTTP/1.1 200 OK'"),
+        ("grep -n 'def finish' shop/server.py", 0, "40:    def finish(self):"),
+        (_check("    Request.log_request = lambda self, *a: None  # quiet\n"), 0,
+         "GET b'HTTP/1.1 200 OK body'\nHEAD b'HTTP/1.1 200 OK'")])
+    reps = _reps(t)
+    # The fixed reproduction repeats the failing one (not wasted: it was fixed); the same
+    # check once more after it passed, nothing changed, is wasted.
+    assert reps == {1: (0, "script", False), 3: (1, "script", True)}
+    assert _wasted(t) == [3]
+
+
+def test_short_scripts_with_other_inputs_are_experiments(tmp_path: Path) -> None:
+    t = _mini(tmp_path, [
+        (f"python - <<'PY'\nimport inspect, shop.server\n"
+         f"print(inspect.getsource(shop.server.{name}))\nPY", 0, f"class {name}:")
+        for name in ("Handler", "BaseHandler", "SimpleHandler")])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+def test_the_next_patch_script_after_one_applied_is_the_next_edit(tmp_path: Path) -> None:
+    t = _mini(tmp_path, [
+        (_patch("return body", "return b''"), 1, "not found"),
+        (_patch("    return body", "    return b''"), 0, "patched"),
+        (_patch("    def finish(self):", "    def finish(self):\n        self.close()"), 0,
+         "patched")])
+    # The retry of the failed patch repeats it; the patch after the one that applied is new.
+    assert _reps(t) == {1: (0, "script", False)}
+    assert detect_all(t) == []

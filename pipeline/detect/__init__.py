@@ -24,6 +24,7 @@ from . import (  # noqa: F401  (importing registers the families)
     reread,
     rerun_unchanged,
     retry_variation,
+    scripts,
     text_loops,
 )
 from .actions import analyze, infos_for, runs_tests, set_current

@@ -429,11 +429,14 @@ def _script_writes(command: str, parsed: shell.Parsed, info: Info) -> None:
     fed = first.rsplit("&&", 1)[-1].strip() if "<<" in first else first
     if parsed.heredoc and _INTERPRETER.match(fed) and "<<" in fed:
         info.extra["script_writes"] = _body_writes(parsed.heredoc)
+        info.extra["script_body"] = parsed.heredoc
     elif _INTERPRETER.match(first) and " -c " in first:
         info.extra["script_writes"] = _body_writes(command)
     elif parsed.heredoc and info.content is not None and info.writes:
         # `cat > fix.py <<EOF`: remembered, applied when fix.py runs (see ``_analyze``).
         info.extra["script_body_writes"] = (info.writes[0], _body_writes(parsed.heredoc))
+        if info.writes[0].endswith(".py"):
+            info.extra["script_body"] = parsed.heredoc  # a script re-written is re-run
 
 
 def _whole_content(command: str, parsed: shell.Parsed) -> str | None:

@@ -12,7 +12,8 @@ form (``same_action``: quoting, ``./``, sandbox roots, flag order, ``cd`` prefix
 variables such as ``PYTHONPATH``); a read of a range of a file already shown (``reread``);
 the same script run again from another directory (``rerun``); the same command re-run only
 to filter its output differently (``refilter``); a listing that shows the same names at
-another spelling of its folder (``same_place``); a near-equal observing command
+another spelling of its folder (``same_place``); an inline script re-run with a slightly
+edited body (``script``, see ``scripts``); a near-equal observing command
 (``similar``: same program, same target files, token Jaccard at least
 ``near_repeat_similarity``); a failed edit of a file retried after an earlier failed edit of
 it (``edit_retry``); and a file created again in whole (``rewrite``: deleted and re-created,
@@ -39,6 +40,7 @@ from .actions import (
     shown_range,
 )
 from .refusals import MISTAKE_FAMILIES
+from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -69,7 +71,8 @@ class Repeat:
     """Source id of that earliest step."""
     kind: str
     """How the intent matched: exact, same_action, reread, edit_retry, rewrite, rerun,
-    refilter, same_place, similar, or the finding family that claimed the step as wasted."""
+    refilter, same_place, script, similar, or the finding family that claimed the step as
+    wasted."""
     wasted: bool
     """True when a finding lists the step as wasted (nothing between could change it)."""
 
@@ -141,6 +144,7 @@ class _Matcher:
         self.producers: dict[tuple[str, str], int] = {}
         self.places: dict[tuple[str, str, str], int] = {}
         self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
+        self.scripts: list[Script] = []
 
     def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
         """The earlier step ``i`` repeats and how, then remember ``i``."""
@@ -161,12 +165,18 @@ class _Matcher:
             found = (self.producers[producer], "refilter")
         elif (place := place_key(info)) is not None and place in self.places:
             found = (self.places[place], "same_place")
+        elif (script := script_of(i, info)) is not None and (
+                before := same_script(script, self.scripts)) is not None:
+            found = (before.step, "script")
         elif (info.cls, info.program) in self._sim_keys(info):
             found = self._similar(info)
         elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
             found = self._rewrite(info)
         if found is not None and self._elsewhere(found, info):
             found = None
+        if (script := script_of(i, info)) is not None:
+            self.scripts.append(script)
+            del self.scripts[:-SCRIPT_WINDOW]
         self._remember(i, info, key)
         return found
 
