@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _detect_helpers import lines, parse_log
+from _detect_helpers import Call, claude_lines, lines, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
@@ -210,3 +210,125 @@ def test_the_next_patch_script_after_one_applied_is_the_next_edit(tmp_path: Path
     # The retry of the failed patch repeats it; the patch after the one that applied is new.
     assert _reps(t) == {1: (0, "script", False)}
     assert detect_all(t) == []
+
+
+# ---- a file written whole after reading it is an edit (Gemini write_file) ---------------------
+
+def _gemini(tmp_path: Path, calls: list[tuple[str, dict[str, Any], str]]) -> Trajectory:
+    """A Gemini CLI chat file (tmp/<hash>/chats/session-*.json), one tool call per turn."""
+    msgs: list[dict[str, Any]] = [{"id": "m0", "timestamp": "2026-03-01T10:00:00.000Z",
+                                   "type": "user", "content": "Edit hello.md as I say."}]
+    for k, (name, args, out) in enumerate(calls):
+        cid = f"{name}-{k}"
+        msgs.append({"id": f"m{k + 1}", "timestamp": f"2026-03-01T10:01:{k:02d}.000Z",
+                     "type": "gemini", "content": "", "thoughts": [], "model": "gemini-2.5-pro",
+                     "tokens": {"input": 5000, "output": 30, "cached": 0, "thoughts": 0,
+                                "tool": 0, "total": 5030},
+                     "toolCalls": [{"id": cid, "name": name, "args": args, "status": "success",
+                                    "timestamp": f"2026-03-01T10:01:{k:02d}.500Z",
+                                    "result": [{"functionResponse": {
+                                        "id": cid, "name": name,
+                                        "response": {"output": out}}}]}]})
+    doc = {"sessionId": "b7e2c1d0-0000-4000-8000-000000000001", "projectHash": "9f86d081",
+           "startTime": "2026-03-01T10:00:00.000Z", "lastUpdated": "2026-03-01T10:02:00.000Z",
+           "messages": msgs}
+    folder = tmp_path / "tmp" / "9f86d081" / "chats"
+    folder.mkdir(parents=True)
+    path = folder / "session-2026-03-01T10-00-b7e2c1d0.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return parse_log(path)
+
+
+def _write_file(body: str) -> tuple[str, dict[str, Any], str]:
+    return ("write_file", {"file_path": "hello.md", "content": body},
+            "Successfully overwrote file: /home/dev/shop/hello.md.")
+
+
+def test_rewriting_a_file_after_reading_it_is_an_edit(tmp_path: Path) -> None:
+    t = _gemini(tmp_path, [
+        _write_file("# Hello World"),
+        ("read_file", {"absolute_path": "/home/dev/shop/hello.md"}, "# Hello World"),
+        _write_file("# Hello World\nThe quick brown fox."),
+        ("read_file", {"absolute_path": "/home/dev/shop/hello.md"},
+         "# Hello World\nThe quick brown fox."),
+        _write_file("# Hello World\nA wizard's job.")])
+    # Only the read of the changed file repeats a read (legitimately); no write re-creates.
+    assert _reps(t) == {3: (1, "exact", False)}
+    assert detect_all(t) == []
+
+
+def test_rewriting_a_file_without_reading_it_is_a_re_creation(tmp_path: Path) -> None:
+    t = _gemini(tmp_path, [_write_file("import shop\nprint(shop.total())"),
+                           _write_file("import shop\nprint(shop.total(1))")])
+    assert _reps(t) == {1: (0, "rewrite", False)}
+
+
+# ---- Claude Code: an edit put back because the build named it; one change at several places --
+
+def _claude(tmp_path: Path, calls: list[Call]) -> Trajectory:
+    folder = tmp_path / ".claude" / "projects" / "-home-dev-shop"
+    folder.mkdir(parents=True)
+    path = folder / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in claude_lines(calls)),
+                    encoding="utf-8")
+    return parse_log(path)
+
+
+PATHS = "/home/dev/shop/paths.go"
+IMPORTS = 'import (\n\t"fmt"\n\t"regexp"\n\t"strings"\n)'
+NO_REGEXP = 'import (\n\t"fmt"\n\t"strings"\n)'
+
+
+def _edit(path: str, old: str, new: str, failed: bool = False) -> Call:
+    out = ("<tool_use_error>String to replace not found in file.\nString: " + old
+           + "</tool_use_error>") if failed else f"The file {path} has been updated successfully."
+    return ("Edit", {"file_path": path, "old_string": old, "new_string": new}, out, failed)
+
+
+def _build(out: str, failed: bool) -> Call:
+    return ("Bash", {"command": "go build ./...", "description": "build"},
+            ("Exit code 1\n" if failed else "") + out, failed)
+
+
+def test_an_edit_put_back_after_the_build_named_it_is_the_fix(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _edit(PATHS, "var safe = regexp.MustCompile(`^[a-z]+$`)", ""),
+        _edit(PATHS, IMPORTS, NO_REGEXP),
+        _build("paths.go:149:28: undefined: regexp", True),
+        _edit(PATHS, NO_REGEXP, IMPORTS),
+        _build("", False)])
+    assert detect_all(t) == []
+    assert 3 not in _reps(t)
+
+
+def test_an_edit_undone_after_a_failure_that_does_not_name_it_is_a_revert(
+        tmp_path: Path) -> None:
+    t = _claude(tmp_path, [_edit(PATHS, IMPORTS, NO_REGEXP),
+                           _build("FAIL shop/paths 0.01s", True),
+                           _edit(PATHS, NO_REGEXP, IMPORTS)])
+    assert [f.kind for f in detect_all(t)] == ["edit_revert"] and _wasted(t) == [0, 2]
+
+
+TESTS = "/home/dev/shop/validators_test.go"
+
+
+def _guard(name: str, lead: bool = True) -> str:
+    """One test's error check (each test names its function and its input field)."""
+    field = name.removeprefix("Validate")[0].lower() + name.removeprefix("Validate")[1:]
+    head = f"\t\terr := {name}(tt.{field})\n" if lead else ""
+    return (head + "\t\tif tt.wantErr {\n\t\t\tif err == nil {\n"
+            f'\t\t\t\tt.Errorf("{name}(%q) expected an error", tt.{field})\n'
+            "\t\t\t}\n\t\t}")
+
+
+def test_one_change_tried_at_several_places_is_a_batch_not_retries(tmp_path: Path) -> None:
+    names = ("ValidateSessionID", "ValidateToolUseID", "ValidateAgentID")
+    calls = [_edit(TESTS, _guard(n), _guard(n).replace("if err", "if err :="), True)
+             for n in names]
+    calls.append(("Read", {"file_path": TESTS, "offset": 100, "limit": 20},
+                  lines(100, 119), False))
+    # The first place again, without its first line: a retry of that edit.
+    calls.append(_edit(TESTS, _guard(names[0], lead=False), "", True))
+    t = _claude(tmp_path, calls)
+    assert {k: v[:2] for k, v in _reps(t).items()} == {4: (0, "edit_retry")}
+    assert _wasted(t) == [4]

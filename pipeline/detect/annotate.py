@@ -39,6 +39,7 @@ from .actions import (
     set_current,
     shown_range,
 )
+from .edit_retry import OPEN_TARGETS, same_target, target
 from .refusals import MISTAKE_FAMILIES
 from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
 
@@ -138,13 +139,14 @@ class _Matcher:
         self.by_key: dict[str, int] = {}
         self.by_canon: dict[tuple[str, str], int] = {}
         self.reads: dict[str, list[tuple[tuple[int, int], int]]] = {}
-        self.failed_edit: dict[str, int] = {}
+        self.failed_edit: dict[str, list[tuple[frozenset[str] | None, int]]] = {}
         self.writes: dict[str, int] = {}
         self.tails: dict[str, int] = {}
         self.producers: dict[tuple[str, str], int] = {}
         self.places: dict[tuple[str, str, str], int] = {}
         self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
         self.scripts: list[Script] = []
+        self.looked: set[str] = set()
 
     def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
         """The earlier step ``i`` repeats and how, then remember ``i``."""
@@ -192,11 +194,14 @@ class _Matcher:
     def _rewrite(self, info: Info) -> tuple[int, str] | None:
         # A failed edit retried, or the edit that finally applied after failed attempts; a
         # file created again in whole (deleted and re-created, a patch script re-written).
-        j = self.failed_edit.get(info.paths[0]) if info.paths else None
-        if j is not None:
-            return (j, "edit_retry")
+        words = target(info)
+        for before, j in reversed(self.failed_edit.get(info.paths[0], []) if info.paths else []):
+            if same_target(words, before):
+                return (j, "edit_retry")
         path = (info.paths or info.writes or ("",))[0]
-        if info.content is not None and path in self.writes:
+        # Read since it was written: the agent looked at the content and writes it revised
+        # (an edit by rewrite, as tools without string replacement edit), not a re-creation.
+        if info.content is not None and path in self.writes and path not in self.looked:
             return (self.writes[path], "rewrite")
         return None
 
@@ -241,11 +246,16 @@ class _Matcher:
             del seen[:-32]
         if info.cls in ("edit", "write") and info.paths:
             if info.failed:
-                self.failed_edit[info.paths[0]] = i
+                tried = self.failed_edit.setdefault(info.paths[0], [])
+                tried.append((target(info), i))
+                del tried[:-OPEN_TARGETS]
             else:
                 self.failed_edit.pop(info.paths[0], None)
         if info.content is not None and (info.paths or info.writes) and not info.failed:
             self.writes[(info.paths or info.writes)[0]] = i
+            self.looked.discard((info.paths or info.writes)[0])
+        if info.cls == "read" and info.paths and not info.failed:
+            self.looked.add(info.paths[0])
 
 
 def annotate_repeats(
