@@ -332,3 +332,44 @@ def test_one_change_tried_at_several_places_is_a_batch_not_retries(tmp_path: Pat
     t = _claude(tmp_path, calls)
     assert {k: v[:2] for k, v in _reps(t).items()} == {4: (0, "edit_retry")}
     assert _wasted(t) == [4]
+
+
+# ---- Claude Code: the session folder spelled out, a question asked again, a push after a commit
+
+def _glob(pattern: str, path: str | None, out: str) -> Call:
+    args = {"pattern": pattern, **({"path": path} if path else {})}
+    return ("Glob", args, out, False)
+
+
+def test_a_glob_naming_the_session_folder_repeats_the_glob_without_it(tmp_path: Path) -> None:
+    found = "/home/dev/shop/README.md\n/home/dev/shop/node_modules/x/README.md"
+    t = _claude(tmp_path, [_glob("README.md", None, found),
+                           _glob("README.md", "/home/dev/shop", found),
+                           _glob("README.md", "/home/dev/shop/docs", "No files found")])
+    # The third looks in another folder: a narrower search, not a repeat.
+    assert _reps(t) == {1: (0, "same_action", True)} and _wasted(t) == [1]
+
+
+def _ask(question: str, answer: str) -> Call:
+    return ("AskUserQuestion", {"questions": [{"question": question, "header": "Next",
+                                               "options": [{"label": "Go on"}]}]},
+            f'User has answered your questions: "{question}"="{answer}".', False)
+
+
+def test_asking_the_person_again_is_not_a_rerun(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [_ask("More questions, or move on?", "More"),
+                           _ask("More questions, or move on?", "Next area")])
+    assert _reps(t) == {} and detect_all(t) == []
+
+
+def _git(command: str, out: str) -> Call:
+    return ("Bash", {"command": command, "description": "git"}, out, False)
+
+
+def test_a_push_after_a_new_commit_is_new_work_and_a_second_push_is_not(
+        tmp_path: Path) -> None:
+    pushed = "To https://github.com/dev/shop.git\n   8235..25b2  fix -> fix"
+    t = _claude(tmp_path, [_git("git push", pushed),
+                           _git("git commit -am 'fix: rates'", "[fix 7cf6d41] fix: rates"),
+                           _git("git push", pushed), _git("git push", "Everything up-to-date")])
+    assert {k: v[:2] for k, v in _reps(t).items()} == {3: (2, "exact")}

@@ -37,7 +37,10 @@ _TOOL_CLASS = {
 # Plan, to-do and thinking tools (TodoWrite, update_plan, write_todos, think, task trackers):
 # each call records the agent's plan; calling one again is never a rerun.
 _PLAN_TOOL = re.compile(
-    r"todo|plan|think|tracker|^task_?(create|update|list|get)$|^(mark|update)_?task"
+    r"todo|plan|think|tracker|^task_?(create|update|list|get)$|^(mark|update)_?task|"
+    # A question put to the person (AskUserQuestion, ask_followup_question): each answer is
+    # new, so asking again is a new turn of the conversation, not a rerun.
+    r"^ask_?(user|followup)|user_?input$"
 )
 _EDITOR_COMMANDS = {"view": "read", "create": "write", "str_replace": "edit", "insert": "edit",
                     "undo_edit": "edit", "write": "write", "edit": "edit"}
@@ -548,8 +551,10 @@ def _classify_tool(step: Step, info: Info) -> None:
         canon_args = {"path": path, "range": list(info.rng or (1, END))}
     elif cls == "search":
         # How matches are shown (content or file names, context lines, a cap) and the case of
-        # the pattern do not make it another search.
-        canon_args = {k: v for k, v in canon_args.items() if k not in _SEARCH_DISPLAY}
+        # the pattern do not make it another search; nor does naming the session's own folder,
+        # where a search without a path looks anyway.
+        canon_args = {k: v for k, v in canon_args.items() if k not in _SEARCH_DISPLAY
+                      and not (k in _PATH_KEYS and v == ".")}
     info.canon = f"{cls}:{tool}:{_WS.sub(' ', repr(canon_args))}"
     if cls == "search":
         info.canon = info.canon.lower()

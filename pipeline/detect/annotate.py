@@ -52,6 +52,7 @@ argument values are the experiment (``--rgx=foo,bar`` then ``--rgx="foo, bar"``)
 edits look alike."""
 
 _WORD = re.compile(r"[A-Za-z_][\w.\-/]*|\d+")
+_RECORDS = re.compile(r"git (add|commit|push|tag)\b")
 
 
 @dataclass(slots=True)
@@ -174,7 +175,7 @@ class _Matcher:
             found = self._similar(info)
         elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
             found = self._rewrite(info)
-        if found is not None and self._elsewhere(found, info):
+        if found is not None and (self._elsewhere(found, info) or self._new_work(found, info)):
             found = None
         if (script := script_of(i, info)) is not None:
             self.scripts.append(script)
@@ -190,6 +191,12 @@ class _Matcher:
         return (info.cls == "list" and kind != "refilter" and self.last_create < j
                 and before.out_fp is not None and info.out_fp is not None
                 and before.out_fp != info.out_fp)
+
+    def _new_work(self, found: tuple[int, str], info: Info) -> bool:
+        # `git push` after another commit pushes the new commit: recording or sending the
+        # working state acts on new content whenever anything changed since the last time.
+        return _RECORDS.match(info.canon) is not None and (
+            self.infos[found[0]].state_after != info.state)
 
     def _rewrite(self, info: Info) -> tuple[int, str] | None:
         # A failed edit retried, or the edit that finally applied after failed attempts; a
