@@ -36,6 +36,9 @@ _MIN_EXACT = 8
 _MAX_VALUE = 1024
 _PEM_LINES = 8
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=.")
+_SEEN_MAX_CHARS = 4_000_000
+"""A session's scanned texts are remembered (a task redacted twice, one output read again)
+up to this many characters in all, so a huge session does not keep every text alive."""
 
 
 class SessionSecrets:
@@ -46,6 +49,8 @@ class SessionSecrets:
 
     def __init__(self) -> None:
         self._known: dict[str, str] = {}
+        self._seen: dict[str, tuple[SecretHit, ...]] = {}
+        self._seen_chars = 0
 
     def __len__(self) -> int:
         return len(self._known)
@@ -100,12 +105,23 @@ class SessionSecrets:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
         if not text:
             return text
-        hits = scan(text)
+        hits = self._scan(text)
         for h in hits:
             self.learn(text[h.start:h.end], h.kind)
         if self._known:
             hits = _resolve(hits + self.spans(text))
         return replace_hits(text, hits, counts)
+
+    def _scan(self, text: str) -> list[SecretHit]:
+        """``scan``, remembered per text: the same text gives the same hits."""
+        seen = self._seen.get(text)
+        if seen is not None:
+            return list(seen)
+        hits = scan(text)
+        if self._seen_chars < _SEEN_MAX_CHARS:
+            self._seen[text] = tuple(hits)
+            self._seen_chars += len(text)
+        return hits
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
