@@ -373,3 +373,31 @@ def test_a_push_after_a_new_commit_is_new_work_and_a_second_push_is_not(
                            _git("git commit -am 'fix: rates'", "[fix 7cf6d41] fix: rates"),
                            _git("git push", pushed), _git("git push", "Everything up-to-date")])
     assert {k: v[:2] for k, v in _reps(t).items()} == {3: (2, "exact")}
+
+
+def test_a_push_again_after_a_rejected_push_is_the_same_push(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        ("Bash", {"command": "git push", "description": "push"},
+         "Exit code 1\n ! [rejected]        fix -> fix (fetch first)", True),
+        _git("git pull --rebase", "Successfully rebased and updated refs/heads/fix."),
+        _git("git push", "To https://github.com/dev/shop.git\n   c14c..8235  fix -> fix")])
+    assert {k: v[:2] for k, v in _reps(t).items()} == {2: (0, "exact")}
+
+
+LOG = "7992b41 docs: capture todo\n900916e docs: add protocol\n7a3078f fix(api): migration"
+
+
+def test_history_asked_again_after_only_file_edits_is_already_answered(tmp_path: Path) -> None:
+    # Edits and a checkout of one file leave `git log` as it was: the answer was known.
+    t = _claude(tmp_path, [_git("git log --oneline -3", LOG),
+                           _git("git checkout main -- api/schema.ts", ""),
+                           _edit("/home/dev/shop/NOTES.md", "old note", "new note"),
+                           _git("git log --oneline -3", LOG)])
+    assert _reps(t) == {3: (0, "exact", True)} and _wasted(t) == [3]
+
+
+def test_history_asked_again_after_a_commit_is_a_new_question(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [_git("git log --oneline -3", LOG),
+                           _git("git commit -am 'fix: rates'", "[fix 25b2856] fix: rates"),
+                           _git("git log --oneline -3", "25b2856 fix: rates\n" + LOG)])
+    assert _reps(t) == {2: (0, "exact", False)} and detect_all(t) == []

@@ -334,7 +334,9 @@ def _classify_shell(command: str, info: Info) -> None:
             writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
         elif head in ("perl", "ruby") and any(a.startswith("-i") or a == "-pi" for a in tail):
             writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
-        elif head == "git" and tail and tail[0] in _GIT_MUTATE:
+        if head == "git" and not s.piped:
+            info.extra.setdefault("git", []).append(_git_sub(tail))
+        if head == "git" and tail and tail[0] in _GIT_MUTATE:
             info.unknown_mutation = True
             if tail[0] in ("checkout", "restore"):
                 files = [a for a in tail[1:] if a != "--" and not a.startswith("-")]
@@ -748,12 +750,50 @@ class _State:
     epoch: int = 0
     unknown: int = 0
     memory: int = 0
+    history: int = 0
     path_version: dict[str, int] = field(default_factory=dict)
+
+
+# Git commands that only show history and refs (`git log -5`, `git show <sha>`, `git branch
+# --show-current`): edits of files leave their answer as it was; only commands that move
+# history or refs change it (``_HISTORY_MOVES``).
+_HISTORY_SHOWS = frozenset({"log", "show", "branch", "shortlog", "describe", "rev-parse",
+                            "reflog", "remote"})
+_HISTORY_MOVES = frozenset({"commit", "pull", "merge", "rebase", "reset", "fetch",
+                            "cherry-pick", "revert", "am", "clone", "init", "switch",
+                            "checkout", "stash", "push", "tag", "branch", "remote"})
+_GIT_OPTS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
+
+
+def _git_sub(tail: list[str]) -> str:
+    """The subcommand of a git command line (`git -C repo log` -> ``log``)."""
+    skip = False
+    for a in tail:
+        if skip:
+            skip = False
+        elif a in _GIT_OPTS_WITH_VALUE:
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return ""
+
+
+def _shows_history(info: Info) -> bool:
+    subs = info.extra.get("git")
+    return info.cls == "inspect" and bool(subs) and all(x in _HISTORY_SHOWS for x in subs)
+
+
+def _moves_history(info: Info) -> bool:
+    # A checkout of files (`git checkout main -- f.ts`) restores a file, not history.
+    subs: list[str] = info.extra.get("git") or []
+    return not info.git_restore and any(x in _HISTORY_MOVES for x in subs)
 
 
 def _token(info: Info, st: _State) -> tuple[Any, ...]:
     if info.cls in ("read", "write", "edit") and info.paths:
         return (tuple(st.path_version.get(p, 0) for p in info.paths), st.unknown, st.memory)
+    if _shows_history(info):
+        return ("history", st.history, st.memory)
     return (st.epoch, st.memory)
 
 
@@ -875,6 +915,8 @@ def _analyze(traj: Trajectory) -> list[Info]:
                 mutated = True
             if mutated:
                 st.epoch += 1
+            if _moves_history(info) and not _shows_history(info):
+                st.history += 1
         info.state_after = _token(info, st)
         infos.append(info)
     return infos

@@ -194,9 +194,11 @@ class _Matcher:
 
     def _new_work(self, found: tuple[int, str], info: Info) -> bool:
         # `git push` after another commit pushes the new commit: recording or sending the
-        # working state acts on new content whenever anything changed since the last time.
-        return _RECORDS.match(info.canon) is not None and (
-            self.infos[found[0]].state_after != info.state)
+        # working state acts on new content whenever anything changed since it last worked
+        # (a push again after a rejected one and a pull is the same push retried).
+        before = self.infos[found[0]]
+        return _RECORDS.match(info.canon) is not None and not before.failed and (
+            before.state_after != info.state)
 
     def _rewrite(self, info: Info) -> tuple[int, str] | None:
         # A failed edit retried, or the edit that finally applied after failed attempts; a
