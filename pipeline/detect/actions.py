@@ -779,7 +779,7 @@ def _git_sub(tail: list[str]) -> str:
 
 
 def _shows_history(info: Info) -> bool:
-    subs = info.extra.get("git")
+    subs: list[str] = info.extra.get("git") or []
     return info.cls == "inspect" and bool(subs) and all(x in _HISTORY_SHOWS for x in subs)
 
 
