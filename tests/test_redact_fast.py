@@ -102,7 +102,8 @@ def test_hints_of_both_engines_agree_on_words() -> None:
     for text in ["Pass the TOKEN", "no hint here", "\u212aey pass", "caf\u00e9 LOGIN k-ey",
                  "lone \ud83d pass", "pa\u017fs \u0130 key"]:
         found, _ = search.find(text)
-        assert found == search.search(text.lower()), text
+        # The pure-Python engine stands in for a gate it cannot test by reporting it.
+        assert found - search.gates == search.search(text.lower()) - search.gates, text
 
 
 def test_session_memory_gives_the_same_text_on_both_paths(

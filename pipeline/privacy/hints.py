@@ -37,6 +37,8 @@ _LONG_RUN = re.compile(r"(?<![a-z0-9+/_\-.=])[a-z0-9+/_\-.=]{16,}")  # starts at
 _RUN_CLASS = "[A-Za-z0-9+/_\\-.=]"
 _ASCII_FOLDING = ("\u0130", "\u0131", "\u017f", "\u212a")
 """The only non-ASCII characters that lower to an ASCII letter or match one ignoring case."""
+_FOLD = "~fold"
+"""Reported by hyperscan for a text holding one of them: the pure-Python engine decides."""
 _B = r"\x80-\xff"  # any byte of a non-ASCII character: a class holding \d or \s, widened
 _WS = r"\t-\r \x1c-\x1f"  # the ASCII characters of Python's \s
 # Hints so common that alone they say little ("." in prose, "ac" in "each", "--" in every
@@ -54,6 +56,15 @@ FAST_PATTERNS: tuple[tuple[tuple[str, ...], str, bool], ...] = (
     (("-u",), rf"-(?:u|-user)[{_WS}{_B}]", False),  # curl-user-password
     (("://", "@"), rf"://[^{_WS}:/?#@'\"<>\[\]]+:[^{_WS}@/'\"<>]+@", False),  # url credentials
 )
+_CHAR = r"[\xc0-\xff][\x80-\xbf]{1,3}"  # one non-ASCII character in UTF-8 (surrogates too)
+GATES: tuple[tuple[str, str, bool], ...] = (
+    # secret-near-word: a secret word, then within 40 characters of light punctuation a run
+    # of 16 token characters (``contexts.near_word_hits``).
+    ("~near", r"(?:pass|token|secret|key|auth|cred)[a-z]*(?:[A-Za-z0-9_ \t:=(\"'`\[.\-]|"
+     + _CHAR + r"){0,40}[A-Za-z0-9+/=_\-.]{16}", True),
+)
+"""Pseudo-hints only hyperscan tests: a rule that needs one runs on every text the pure-Python
+engine finds any hint in, and only where hyperscan finds the pattern."""
 
 
 class HintSearch:
@@ -78,7 +89,9 @@ class HintSearch:
             (gate, tuple(h for h in self.run_hints if h[:2] == gate))
             for gate in sorted({h[:2] for h in self.run_hints})
         )
-        self.everything = frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
+        self.gates = frozenset(name for name, _, _ in GATES)
+        self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
+                           | self.gates)
         self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
 
@@ -89,13 +102,14 @@ class HintSearch:
             text: The text.
             low: ``text.lower()`` when the caller has it.
         """
-        if self.db is not None and (text.isascii()
-                                    or not any(c in text for c in _ASCII_FOLDING)):
+        if self.db is not None:
             found: list[int] = []
             self.db.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=_collect,
                          context=found)
             groups = self.groups
-            return frozenset(h for i in found for h in groups[i]), low
+            hints = frozenset(h for i in found for h in groups[i])
+            if _FOLD not in hints:
+                return hints, low
         if low is None:
             low = text.lower()
         return self.search(low), low
@@ -112,7 +126,7 @@ class HintSearch:
             for gate, members in self.run_groups:
                 if gate in joined:
                     found.update(h for h in members if h in joined)
-        return frozenset(found)
+        return frozenset(found | self.gates) if found else frozenset()
 
 
 def _collect(i: int, start: int, end: int, flags: int, found: list[int]) -> None:
@@ -142,6 +156,9 @@ def _compile(words: tuple[str, ...],
         ((w,), re.escape(w), True) for w in words if w not in special]
     rows += [((h,), _in_run(h), True) for h in run_hints if h not in special]
     rows += [row for row in FAST_PATTERNS if set(row[0]) <= set(words) | set(run_hints)]
+    rows += [((name,), pattern, caseless) for name, pattern, caseless in GATES]
+    rows += [((_FOLD,), "".join(f"\\x{b:02x}" for b in c.encode()), False)
+             for c in _ASCII_FOLDING]
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     once = hyperscan.HS_FLAG_SINGLEMATCH
     db.compile(expressions=[p.encode() for _, p, _ in rows], ids=list(range(len(rows))),

@@ -23,6 +23,7 @@ from .redact import (
     _secret_name,
     assignment_kind,
     placeholder,
+    quiet,
     replace_hits,
     scan,
 )
@@ -134,7 +135,24 @@ class SessionSecrets:
 
         A string under a secret-like key is checked as an assignment (``{"password": v}``).
         """
+        if type(obj) is not str:
+            strings: list[str] = []
+            named = _strings(obj, 0, strings)
+            if quiet("\n".join(strings)):
+                # No string of it holds a hint (one search for all of them, where the
+                # arguments of a tool call are a dozen strings): only a secret-like key or a
+                # known secret can change it.
+                if not named and not self._known:
+                    return obj
+                return self._walk(obj, lambda text: self._known_only(text, counts), 0, counts,
+                                  True)
         return self._walk(obj, lambda text: self.redact(text, counts), 0, counts, True)
+
+    def _known_only(self, text: str, counts: Counter[str] | None) -> str:
+        """``redact`` of a text that ``scan`` finds nothing in."""
+        if not self._known or not text:
+            return text
+        return replace_hits(text, _resolve(self.spans(text)), counts)
 
     def apply_value(self, obj: Any) -> Any:
         """``apply`` to every string of a JSON-like structure, keeping its shape."""
@@ -167,3 +185,24 @@ class SessionSecrets:
                     counts[kind] += 1
                 return placeholder(kind)
         return self._walk(value, fn, depth + 1, counts, named)
+
+
+def _strings(obj: Any, depth: int, out: list[str]) -> bool:
+    """Put into ``out`` the strings ``SessionSecrets._walk`` passes to its function.
+
+    Returns:
+        True when a dict on the way has a secret-like key (``_field`` may replace its value).
+    """
+    if type(obj) is str or isinstance(obj, str):
+        out.append(obj)
+        return False
+    named = False
+    if depth <= 64 and isinstance(obj, dict):
+        for k, v in obj.items():
+            named = _strings(v, depth + 1, out) or named
+            if not named and type(k) is str and type(v) is str and _secret_name(k):
+                named = True
+    elif depth <= 64 and isinstance(obj, list):
+        for v in obj:
+            named = _strings(v, depth + 1, out) or named
+    return named

@@ -226,7 +226,7 @@ def _make_plan(present: frozenset[str]) -> _Plan:
     prefixed = tuple(r for r in PREFIXED if hit(r.hints))
     headers = tuple(r for r in _HEADER_RULES if hit(r.hints))
     contexts = tuple(c for c in CONTEXTS if hit(c.hints))
-    assign, near = hit(_ASSIGN.hints), hit(NEAR_HINTS)
+    assign, near = hit(_ASSIGN.hints), hit(NEAR_HINTS) and "~near" in present
     low = (assign or near or bool(headers) or any(c.fold for c in contexts)
            or any(r.folded is not None for r in prefixed))
     return _Plan(tuple(r for r in PEM if hit(r.hints)), prefixed, headers,
@@ -243,6 +243,11 @@ def _plan(present: frozenset[str]) -> _Plan:
     if plan is None:
         plan = _PLANS[present] = _make_plan(present)
     return plan
+
+
+def quiet(text: str) -> bool:
+    """True when ``text`` holds no hint: neither it nor any part of it has a secret to find."""
+    return not _FULL and not _HINTS.find(text)[0]
 
 
 def _scan(text: str) -> list[SecretHit]:
