@@ -401,3 +401,15 @@ def test_history_asked_again_after_a_commit_is_a_new_question(tmp_path: Path) ->
                            _git("git commit -am 'fix: rates'", "[fix 25b2856] fix: rates"),
                            _git("git log --oneline -3", "25b2856 fix: rates\n" + LOG)])
     assert _reps(t) == {2: (0, "exact", False)} and detect_all(t) == []
+
+
+def test_a_long_view_cut_by_the_adapter_is_known_by_its_first_lines(tmp_path: Path) -> None:
+    # 20 KB of spec: our adapter keeps head and tail by characters, and `nl -ba` moves the
+    # cut; the same lines of the same file are still the same view.
+    spec = "\n".join(f"- [ ] T{n:03d} implement the part {n} of the feature as the plan says"
+                     for n in range(1, 201))
+    numbered = "\n".join(f"{n:6}\t{line}" for n, line in enumerate(spec.splitlines(), 1))
+    t = _codex(tmp_path, [("sed -n '1,220p' specs/005/tasks.md", _exec(spec)),
+                          ("nl -ba specs/005/tasks.md | sed -n '1,220p'", _exec(numbered))])
+    assert len(t.steps[-1].output) < len(numbered)  # the adapter did cut it
+    assert _reps(t) == {1: (0, "reread", True)} and _wasted(t) == [1]

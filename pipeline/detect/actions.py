@@ -258,6 +258,10 @@ _CODEX_HEADER = re.compile(
 _GUTTER = re.compile(r"^ *\d+(?:\t|→)", re.M)
 # Older Codex cut an exec output to the model at 10 KiB or 256 lines, keeping head and tail.
 _OMITTED = re.compile(r"\[\.\.\. omitted \d+ of (\d+) lines \.\.\.\]")
+_ADAPTER_CUT = re.compile(r"\n\.\.\.\[\d+ chars truncated\]\.\.\.\n")
+HEAD_LINES = 12
+"""Whole lines of a view cut by our adapter that stand for its text in the fingerprint (few
+enough to fit in the head it keeps, even numbered and long)."""
 CODEX_MAX_CHARS = 10_000
 """Full output size from which older Codex showed the model only head and tail (10 KiB)."""
 
@@ -660,6 +664,10 @@ def classify(step: Step) -> Info:
         info.cls = "poll"
     body = body_of(step.output)
     seen = _GUTTER.sub("", body) if info.cls == "read" else body
+    if info.cls == "read" and (cut := _ADAPTER_CUT.search(seen)) is not None:
+        # Our adapter kept head and tail of a long view by characters, and line numbers
+        # move the cut: the same lines of the file are known by their first lines.
+        seen = "\n".join(seen[:cut.start()].splitlines()[:-1][:HEAD_LINES])
     info.out_fp = _fingerprint(seen, info.cls not in ("read", "list", "search"))
     info.out_lines = body.count("\n") + 1 if body else 0
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
