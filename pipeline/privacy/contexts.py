@@ -143,6 +143,7 @@ _BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/")
 _BETWEEN = re.compile(r"[\w \t:=(\"'`\[.\-]*")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/=_\-.]{16,512}(?![A-Za-z0-9+/=_\-.])")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+_SPLIT = re.compile(r"[_\-]")
 NEAR_HINTS = ("pass", "token", "secret", "key", "auth", "credential")
 _NEAR_STARTS = ("pass", "token", "secret", "key", "auth", "cred")
 """Every ``_NEAR_WORD`` match starts with one of these (or with ``api`` before a ``key``)."""
@@ -193,7 +194,13 @@ def near_word_hits(text: str, low: str, not_secret: frozenset[str],
         stop = min(len(text), end + _WINDOW + 512)
         nl = text.find("\n", end, stop)
         stop = nl if nl >= 0 else stop
-        words = set(re.split(r"[_\-]", _whole_word(low, m.start(), end)))
+        # The loop below stops at once unless a token starts close enough: most words have
+        # none, so this is tested before the word's name is looked at.
+        first = _TOKEN.search(text, end, stop)
+        if (first is None or first.start() - end > _WINDOW
+                or not _BETWEEN.fullmatch(text, end, first.start())):
+            continue
+        words = set(_SPLIT.split(_whole_word(low, m.start(), end)))
         if words & not_secret:
             continue
         for t in _TOKEN.finditer(text, end, stop):

@@ -219,19 +219,36 @@ class _Plan:
     """Some rule reads the lowered text."""
 
 
-def _make_plan(present: frozenset[str]) -> _Plan:
-    def hit(hints: tuple[str, ...]) -> bool:
-        return not present.isdisjoint(hints)
+def _users(hints: list[tuple[str, ...]]) -> dict[str, list[int]]:
+    """Hint -> indexes of the rules (whose ``hints`` are given in order) it calls for."""
+    out: dict[str, list[int]] = {}
+    for i, own in enumerate(hints):
+        for h in own:
+            out.setdefault(h, []).append(i)
+    return out
 
-    prefixed = tuple(r for r in PREFIXED if hit(r.hints))
-    headers = tuple(r for r in _HEADER_RULES if hit(r.hints))
-    contexts = tuple(c for c in CONTEXTS if hit(c.hints))
-    assign, near = hit(_ASSIGN.hints), hit(NEAR_HINTS) and "~near" in present
+
+_PEM_USERS, _PREFIXED_USERS = _users([r.hints for r in PEM]), _users([r.hints for r in PREFIXED])
+_HEADER_USERS = _users([r.hints for r in _HEADER_RULES])
+_CONTEXT_USERS = _users([c.hints for c in CONTEXTS])
+
+
+def _chosen(present: frozenset[str], users: dict[str, list[int]]) -> list[int]:
+    """Indexes, in table order, of the rules some hint in ``present`` calls for."""
+    return sorted({i for h in present for i in users.get(h, ())})
+
+
+def _make_plan(present: frozenset[str]) -> _Plan:
+    prefixed = tuple(PREFIXED[i] for i in _chosen(present, _PREFIXED_USERS))
+    headers = tuple(_HEADER_RULES[i] for i in _chosen(present, _HEADER_USERS))
+    contexts = tuple(CONTEXTS[i] for i in _chosen(present, _CONTEXT_USERS))
+    assign = "~assign" in present and not present.isdisjoint(_ASSIGN.hints)
+    near = "~near" in present and not present.isdisjoint(NEAR_HINTS)
     low = (assign or near or bool(headers) or any(c.fold for c in contexts)
            or any(r.folded is not None for r in prefixed))
-    return _Plan(tuple(r for r in PEM if hit(r.hints)), prefixed, headers,
-                 "://" in present and "@" in present, contexts, assign, near,
-                 tuple(w for w in _WORDS if w in present), low)
+    words = tuple(w for w in _WORDS if w in present) if assign or near else ()
+    return _Plan(tuple(PEM[i] for i in _chosen(present, _PEM_USERS)), prefixed, headers,
+                 "://" in present and "@" in present, contexts, assign, near, words, low)
 
 
 _PLANS: dict[frozenset[str], _Plan] = {}
