@@ -424,3 +424,14 @@ def test_a_run_after_bun_install_is_not_unchanged(tmp_path: Path) -> None:
         ("Bash", {"command": tsc, "description": "typecheck"}, "", False)])
     # The same typecheck again (a legitimate repeat): the install put tsc there.
     assert _reps(t) == {2: (0, "exact", False)} and detect_all(t) == []
+
+
+def test_status_again_after_the_index_was_rebuilt_is_not_wasted(tmp_path: Path) -> None:
+    # `git read-tree HEAD` rebuilt the index the first status could not read.
+    t = _claude(tmp_path, [
+        ("Bash", {"command": "git status 2>&1", "description": "status"},
+         "Exit code 128\nfatal: unable to read e53647ba1f1e5203bedff558b482f178db045555", True),
+        _git("git read-tree HEAD 2>&1", ""),
+        _git("git status --short 2>&1 | head -20", "")])
+    assert {k: v[:2] for k, v in _reps(t).items()} == {2: (0, "same_action")}
+    assert detect_all(t) == []

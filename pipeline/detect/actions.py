@@ -85,7 +85,9 @@ _INSTALL = re.compile(
 )
 _GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am", "pull",
                          "merge", "rebase", "switch", "revert", "cherry-pick", "clean", "rm",
-                         "mv", "commit", "init", "clone", "fetch"})
+                         "mv", "commit", "init", "clone", "fetch", "add", "read-tree",
+                         "update-index", "update-ref", "gc", "prune", "repack", "worktree",
+                         "submodule"})
 _PAGER = re.compile(r"\|\s*(head|tail)\s+(?:-n\s*|--lines[= ]?|-)\+?(\d+)\s*(?:$|[|;&)])")
 _SHOWN_LINES = re.compile(r"\s*Total output lines: (\d+)")
 CODEX_SHOWN = 256
