@@ -43,6 +43,11 @@ EDGES = [
     "SESSION_SALT=Zq8vL2mWx4pR7tYu9aB", "DB_PWD=Zq8vL2mWx4p", "APP_CRED=Zq8vL2mWx4pR7tYu9aB",
     "x_auth = 'Zq8vL2mWx4pR7tYu9aB'", "client_secret: Zq8vL2mWx4pR7tYu9", "ghToken=Zq8vL2mWx4pR",
     "sshpass -p Zq8vL2mWx4p ssh me@h", "the signing key is `Zq8vL2mWx4pR7tYu9aB`",
+    # the shapes hyperscan tests instead of a common word
+    "docker login -u me -p Zq8vL2mWx4p reg.io", "mysql -uroot -pZq8vL2mWx4p db",
+    "curl -H 'Authorization: Basic dXNlcjpaOHF2TDJtV3g0cA=='", "auth = BASIC\tdXNlcjpaOHF2",
+    "machine h.example.com\n  login me\n  password Zq8vL2mWx4p",
+    "Authorization: token Zq8vL2mWx4pR7tYu9", 'authorization\\": \\"digest Zq8vL2mWx4pR7tYu9',
 ]
 
 
@@ -102,8 +107,8 @@ def test_hints_of_both_engines_agree_on_words() -> None:
     """Plain words are found exactly: as ``in text.lower()`` finds them."""
     if not HAS_FAST:
         pytest.skip("the fast extra (hyperscan) is not installed")
-    search = HintSearch(["pass", "token", "key", "login"], [])
-    for text in ["Pass the TOKEN", "no hint here", "\u212aey pass", "caf\u00e9 LOGIN k-ey",
+    search = HintSearch(["pass", "token", "key", "cred"], [])
+    for text in ["Pass the TOKEN", "no hint here", "\u212aey pass", "caf\u00e9 CRED k-ey",
                  "lone \ud83d pass", "pa\u017fs \u0130 key"]:
         found, _ = search.find(text)
         # The pure-Python engine stands in for a gate it cannot test by reporting it.

@@ -55,6 +55,13 @@ FAST_PATTERNS: tuple[tuple[tuple[str, ...], str, bool], ...] = (
     (("x-",), r"x-[a-z\-]*(?:key|token|secret|auth)\\?[\"']?[ \t]*:", True),  # api-key-header
     (("-u",), rf"-(?:u|-user)[{_WS}{_B}]", False),  # curl-user-password
     (("://", "@"), rf"://[^{_WS}:/?#@'\"<>\[\]]+:[^{_WS}@/'\"<>]+@", False),  # url credentials
+    # the password context: sshpass / docker login / twine / mysql ... -p v
+    (("sshpass", "login", "twine", "mysql"), r"(?:sshpass|login|twine|mysql)[^\n]*[ \t]-p", True),
+    # basic auth, as a header and in any spelling: base64 after the word
+    (("basic",), rf"basic[{_WS}{_B}]+[a-z0-9+/]{{6}}", True),
+    (("machine",), r"machine[\x00-\xff]*password", True),  # netrc, on one line or several
+    (("authorization",), r"authorization\\?[\"']?[ \t]*:[ \t]*[\"']?"
+     r"(?:token|apikey|key|sso-key|digest)[ \t]", True),  # Authorization: token v
 )
 _CHAR = r"[\xc0-\xff][\x80-\xbf]{1,3}"  # one non-ASCII character in UTF-8 (surrogates too)
 GATES: tuple[tuple[str, str, bool], ...] = (
