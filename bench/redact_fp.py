@@ -41,6 +41,9 @@ class _NoSecrets(SessionSecrets):
     def redact_value(self, obj: Any, depth: int = 0) -> Any:
         return obj
 
+    def redact_values(self, objs: list[Any], counts: Any = None) -> list[Any]:
+        return list(objs)
+
 
 def _raw_scan(files: list[Path], root: Path, examples: int, context: int) -> None:
     total: Counter[str] = Counter()

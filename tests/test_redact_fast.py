@@ -138,3 +138,26 @@ def test_anchored_matches_are_finditer_matches() -> None:
     m = search_from(pattern, text, starts, 7)
     assert m is not None and m.group(1) == "c"
     assert search_from(pattern, text, starts, 37) is None
+
+
+def test_threads_scan_at_once() -> None:
+    """The Gemini client screens requests from several threads: each has its own scratch."""
+    import threading
+
+    text = 'cfg password = "Zq8vL2mWx4pR7tYu9" and ' * 300
+    want = scan(text)
+    assert len(want) == 300
+    results: list[object] = []
+
+    def work() -> None:
+        try:
+            results.extend(scan(text) == want for _ in range(15))
+        except Exception as exc:  # noqa: BLE001 - the failure to report is any error
+            results.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 90

@@ -21,6 +21,7 @@ rule run for nothing.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -78,6 +79,9 @@ GATES: tuple[tuple[str, str, bool], ...] = (
 engine finds any hint in, and only where hyperscan finds the pattern."""
 
 
+_NONE: frozenset[str] = frozenset()
+
+
 class HintSearch:
     """Finds which of a fixed set of hints a text holds."""
 
@@ -104,6 +108,7 @@ class HintSearch:
         self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
                            | self.gates)
         self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
+        self._local = threading.local()
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
 
     def find(self, text: str, low: str | None = None) -> tuple[frozenset[str], str | None]:
@@ -115,8 +120,13 @@ class HintSearch:
         """
         if self.db is not None:
             found: list[int] = []
+            scratch = getattr(self._local, "scratch", None)
+            if scratch is None:  # hyperscan's scratch space is one thread's (Gemini sends in
+                scratch = self._local.scratch = hyperscan.Scratch(self.db)  # several)
             self.db.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=_collect,
-                         context=found)
+                         context=found, scratch=scratch)
+            if not found:  # most texts
+                return _NONE, low
             groups = self.groups
             hints = frozenset(h for i in found for h in groups[i])
             if _FOLD not in hints:

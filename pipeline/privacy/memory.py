@@ -148,6 +148,23 @@ class SessionSecrets:
                                   True)
         return self._walk(obj, lambda text: self.redact(text, counts), 0, counts, True)
 
+    def redact_values(self, objs: list[Any], counts: Counter[str] | None = None) -> list[Any]:
+        """``redact_value`` of each of ``objs``, in order, with one hint pass for them all.
+
+        The extras of every step of a session, or a call's arguments and its text, are many
+        small strings: when none holds a hint, one search says so.
+        """
+        strings: list[str] = []
+        named = False
+        for obj in objs:
+            named = _strings(obj, 0, strings) or named
+        if not quiet("\n".join(strings)):
+            return [self.redact_value(obj, counts) for obj in objs]
+        if not named and not self._known:
+            return list(objs)
+        return [self._walk(obj, lambda text: self._known_only(text, counts), 0, counts, True)
+                for obj in objs]
+
     def _known_only(self, text: str, counts: Counter[str] | None) -> str:
         """``redact`` of a text that ``scan`` finds nothing in."""
         if not self._known or not text:
