@@ -415,17 +415,6 @@ def test_a_long_view_cut_by_the_adapter_is_known_by_its_first_lines(tmp_path: Pa
     assert _reps(t) == {1: (0, "reread", True)} and _wasted(t) == [1]
 
 
-def test_a_run_after_bun_install_is_not_unchanged(tmp_path: Path) -> None:
-    tsc = "./node_modules/.bin/tsc -p packages/cli/tsconfig.json --noEmit 2>&1"
-    t = _claude(tmp_path, [
-        ("Bash", {"command": tsc, "description": "typecheck"},
-         "Exit code 127\n(eval):1: no such file or directory: ./node_modules/.bin/tsc", True),
-        _git("bun install 2>&1", "bun install v1.3.9\n\n+ typescript@5.9.3\n\n412 packages"),
-        ("Bash", {"command": tsc, "description": "typecheck"}, "", False)])
-    # The same typecheck again (a legitimate repeat): the install put tsc there.
-    assert _reps(t) == {2: (0, "exact", False)} and detect_all(t) == []
-
-
 def test_status_again_after_the_index_was_rebuilt_is_not_wasted(tmp_path: Path) -> None:
     # `git read-tree HEAD` rebuilt the index the first status could not read.
     t = _claude(tmp_path, [

@@ -79,8 +79,8 @@ _BUILD_WORDS = re.compile(
 _LINT_PROGS = frozenset({"ruff", "flake8", "pylint", "mypy", "eslint", "black", "isort",
                          "pyright", "prettier", "shellcheck", "clippy", "golangci-lint"})
 _INSTALL = re.compile(
-    r"\b(pip|pip3|uv|poetry|conda|mamba|apt|apt-get|yum|dnf|apk|brew|npm|yarn|pnpm|bun|gem|go|"
-    r"cargo)\b\s+(install|add|uninstall|remove|get|sync|ci|update|upgrade|i)\b|"
+    r"\b(pip|pip3|uv|poetry|conda|mamba|apt|apt-get|yum|dnf|apk|brew|npm|yarn|pnpm|gem|go|"
+    r"cargo)\b\s+(install|add|uninstall|remove|get|sync|ci|update|upgrade)\b|"
     r"setup\.py\s+(install|develop)"
 )
 _GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am", "pull",
