@@ -78,6 +78,7 @@ def _raw_scan(files: list[Path], root: Path, examples: int, context: int) -> Non
 def _parse(paths: list[Path], stub: bool) -> tuple[float, Counter[str], int]:
     issues: list[Any] = []
     found: Counter[str] = Counter()
+    kept: list[Any] = []
     steps = 0
     saved = common.redact
     if stub:
@@ -95,12 +96,15 @@ def _parse(paths: list[Path], stub: bool) -> tuple[float, Counter[str], int]:
                     stack.extend(t.subagents)
                     steps += len(t.steps)
                     if not stub:
-                        for s in t.steps:
-                            for text in (s.output, s.text, s.action_key):
-                                found.update(_PLACEHOLDER.findall(text))
+                        kept.extend(t.steps)
     finally:
         common.redact = saved
-    return time.process_time() - t0, found, steps
+    spent = time.process_time() - t0
+    # Counted after the clock stops: the count is the bench's work, not redaction's.
+    for s in kept:
+        for text in (s.output, s.text, s.action_key):
+            found.update(_PLACEHOLDER.findall(text))
+    return spent, found, steps
 
 
 def main() -> None:

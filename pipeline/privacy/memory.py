@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .redact import (
+    _MIN_TEXT,
     SecretHit,
     _resolve,
     _secret_name,
@@ -104,7 +105,7 @@ class SessionSecrets:
 
     def redact(self, text: str, counts: Counter[str] | None = None) -> str:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
-        if not text:
+        if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
         hits = self._scan(text)
         for h in hits:
