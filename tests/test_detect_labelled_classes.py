@@ -207,9 +207,10 @@ def test_the_next_patch_script_after_one_applied_is_the_next_edit(tmp_path: Path
         (_patch("    return body", "    return b''"), 0, "patched"),
         (_patch("    def finish(self):", "    def finish(self):\n        self.close()"), 0,
          "patched")])
-    # The retry of the failed patch repeats it; the patch after the one that applied is new.
-    assert _reps(t) == {1: (0, "script", False)}
-    assert detect_all(t) == []
+    # The retry of the patch that found nothing to replace repeats it, wasted (the file was
+    # as it was: the blind fresh/ labels); the patch after the one that applied is new.
+    assert _reps(t) == {1: (0, "script", True)}
+    assert [(f.kind, len(f.wasted_source_ids)) for f in detect_all(t)] == [("edit_retry", 1)]
 
 
 # ---- a file written whole after reading it is an edit (Gemini write_file) ---------------------

@@ -25,7 +25,9 @@ from . import (  # noqa: F401  (importing registers the families)
     rerun_unchanged,
     retry_variation,
     scripts,
+    shell_edits,
     text_loops,
+    unran,
 )
 from .actions import analyze, infos_for, runs_tests, set_current
 from .annotate import Repeat, annotate_repeats

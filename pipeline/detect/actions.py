@@ -860,6 +860,20 @@ def script_rejected(step: Step) -> bool:
             and "Traceback (most recent call last)" not in out)
 
 
+# The shell refused to parse the command (stray prose before it, an unclosed quote): every
+# line of the output is the shell's own complaint, so no part of the command ran.
+_SHELL_REJECTED = re.compile(
+    r"^(?:/bin/)?(?:ba|z|da)?sh: (?:-c: )?line \d+: (?:syntax error|unexpected EOF)", re.M)
+_SHELL_LINE = re.compile(r"^(?:/bin/)?(?:ba|z|da)?sh: (?:-c: )?line \d+: ")
+
+
+def shell_rejected(step: Step) -> bool:
+    """True when every line of the output is the shell refusing to parse the command."""
+    lines = [ln for ln in step.output.splitlines() if ln.strip()]
+    return bool(lines) and bool(_SHELL_REJECTED.search(step.output)) and all(
+        _SHELL_LINE.match(ln) for ln in lines)
+
+
 _BACKUP = re.compile(r"(\.bak\d*|\.orig|\.backup|\.old|\.save|~)$")
 
 
@@ -888,9 +902,15 @@ def _analyze(traj: Trajectory) -> list[Info]:
     for step in traj.steps:
         info = classify(step)
         _apply_scripts(info, scripts)
-        if info.failed and info.shell and script_rejected(step):
-            info.extra.pop("script_targets", None)
+        rejected = info.shell and shell_rejected(step)
+        if rejected or (info.failed and info.shell and script_rejected(step)):
+            # Nothing ran, so nothing was written; what it meant to edit is kept for retries.
+            info.extra["meant_targets"] = info.extra.pop("script_targets", ())
             info.extra.pop("script_unknown", None)
+        if rejected:
+            info.failed = True
+            info.extra["meant_targets"] += info.writes
+            info.writes = ()
         if step.kind in _NEW_CONTEXT:
             st.memory += 1
         info.state = _token(info, st)
