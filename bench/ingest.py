@@ -13,7 +13,8 @@ samples in ../shared/trajectories with varied session ids, then, each in a fresh
 
 The parse, unredacted parse and orjson measurements alternate ``--runs`` times (default 3)
 and each keeps its best run: on a shared machine one slow moment would otherwise decide the
-ratio. Parse times are also given in CPU seconds of the measuring process, which other work
+ratio. The median CPU ratio of the back-to-back parse/unredacted pairs is printed too.
+Parse times are also given in CPU seconds of the measuring process, which other work
 on the machine disturbs less.
 
 Usage:
@@ -26,6 +27,7 @@ import argparse
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -252,6 +254,11 @@ def main() -> None:
     print(f"redaction ({engine}): parse {parse['seconds']:.2f}s with it, "
           f"{plain['seconds']:.2f}s without = {parse['seconds'] / plain['seconds']:.2f}x; "
           f"CPU {cpu:.2f}s / {plain_cpu:.2f}s = {cpu / plain_cpu:.2f}x (target <= 1.33x)")
+    # Each pair ran back to back, so its ratio saw the same load: the median of the pairs
+    # is steadier than best over best when other work comes and goes.
+    pairs = sorted(a["cpu"] / b["cpu"] for a, b in zip(parses, plains, strict=True))
+    print(f"redaction, median CPU ratio of the {len(pairs)} back-to-back pairs: "
+          f"{statistics.median(pairs):.2f}x (each: {' '.join(f'{r:.2f}' for r in pairs)})")
     print(f"runs (s, best kept): parse {_times(parses)}; unredacted {_times(plains)}; "
           f"orjson {_times(bases)}")
     print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "

@@ -108,6 +108,8 @@ class SessionSecrets:
         if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
         hits = self._scan(text)
+        if not hits and not self._known:  # most texts
+            return text
         for h in hits:
             self.learn(text[h.start:h.end], h.kind)
         if self._known:
@@ -215,12 +217,22 @@ def _strings(obj: Any, depth: int, out: list[str]) -> bool:
         out.append(obj)
         return False
     named = False
-    if depth <= 64 and isinstance(obj, dict):
+    if depth > 64:
+        return False
+    # Strings are taken in the loop, not by a call each: most values of a tool call's
+    # arguments and of a step's extras are strings.
+    if isinstance(obj, dict):
         for k, v in obj.items():
-            named = _strings(v, depth + 1, out) or named
-            if not named and type(k) is str and type(v) is str and _secret_name(k):
-                named = True
-    elif depth <= 64 and isinstance(obj, list):
+            if type(v) is str:
+                out.append(v)
+                if not named and type(k) is str and _secret_name(k):
+                    named = True
+            elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
+                named = _strings(v, depth + 1, out) or named
+    elif isinstance(obj, list):
         for v in obj:
-            named = _strings(v, depth + 1, out) or named
+            if type(v) is str:
+                out.append(v)
+            elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
+                named = _strings(v, depth + 1, out) or named
     return named

@@ -387,6 +387,7 @@ def replace_hits(text: str, hits: list[SecretHit], counts: Counter[str] | None =
     return "".join(parts)
 
 
+@lru_cache(maxsize=8192)  # asked for every key of every argument dict and extra
 def _secret_name(name: str) -> bool:
     return name_class(name) in ("password", "secret")
 
