@@ -175,3 +175,22 @@ def test_another_program_or_an_install_makes_the_next_call_new(tmp_path: Path) -
         ("apt-get install -y default-jdk", 0, "Setting up default-jdk (2:1.17-75) ..."),
         ("javac -version", 0, "javac 17.0.8")])
     assert _wasted(t) == {}
+
+
+UNMATCHED = "grep: Unmatched ) or \\)"
+
+
+def test_a_refused_search_re_spelled_that_tells_nothing_again_is_wasted(tmp_path: Path) -> None:
+    t = _mini(tmp_path, [
+        ("grep -R \"\\.only(\\\"pk\\\"\\)\" -n || true", 0, UNMATCHED),
+        ("grep -R \"\\.only(\\'pk\\'\\)\" -n || true", 0, UNMATCHED),
+        ("grep -R \"\\.only\\(\\\"pk\\\"\\)\" -n || true", 0, "")])
+    assert _wasted(t) == {1: "near_repeat", 2: "near_repeat"}
+
+
+def test_a_refused_search_re_spelled_that_finds_something_is_new(tmp_path: Path) -> None:
+    t = _mini(tmp_path, [
+        ("grep -R \"\\.only(\\\"pk\\\"\\)\" -n || true", 0, UNMATCHED),
+        ("grep -R -F '.only(\"pk\")' -n || true", 0,
+         "django/core/serializers/python.py:81:    return qs.only(\"pk\")")])
+    assert _wasted(t) == {}

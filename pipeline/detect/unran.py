@@ -5,6 +5,9 @@ the agent then sends the command it meant, cut out of the refused text. People c
 re-issue a repeat of the refused step, and wasted: one of the two did nothing. Likewise a
 program the shell reported as missing (``java: command not found``) is missing for any other
 call of it until something installs it: asking again (``java -version``) was already answered.
+A search whose pattern the tool refused (``grep: Unmatched ) or \\)``) answered nothing: the
+same search re-spelled that is refused the same way, or finds nothing, with no file changed
+between, is a retry that again told nothing.
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import re
 from collections.abc import Iterator
 
 from ..config import DetectSettings
-from ..model import Finding, Trajectory
+from ..model import Finding, Step, Trajectory
 from .actions import Info, infos_for, shell_rejected
 from .base import register
 from .build import make_finding
@@ -39,6 +42,29 @@ def reissue_of(refused: Info, now: Info) -> bool:
 _ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
 
 
+SEARCH_SIMILARITY = 0.5
+"""Word Jaccard of two searches from which one is the other re-spelled."""
+
+
+def _refused_search(step: Step, info: Info) -> bool:
+    """The search tool complained about its own pattern or arguments instead of searching."""
+    out = step.output.strip()
+    return info.cls == "search" and bool(out) and all(
+        ln.startswith(f"{info.program}: ") for ln in out.splitlines() if ln.strip())
+
+
+def search_retry(steps: list[Step], infos: list[Info], j: int, i: int) -> bool:
+    """The search at ``i`` re-spells the refused one at ``j`` and again tells nothing."""
+    a, b = infos[j], infos[i]
+    if b.cls != "search" or b.program != a.program or b.state != a.state_after:
+        return False
+    wa, wb = _words(a.canon), _words(b.canon)
+    if len(wa & wb) < SEARCH_SIMILARITY * len(wa | wb):
+        return False
+    now = steps[i].output.strip()
+    return not now or (_refused_search(steps[i], b) and now == steps[j].output.strip())
+
+
 def _program_of(info: Info) -> str:
     """The word the shell looks up (``python3``, not the ``pytest`` of ``python -m pytest``)."""
     words = [w for w in info.command.split() if not _ASSIGN.match(w)]
@@ -50,6 +76,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """A refused command sent again, and a missing program called again before any install."""
     infos = infos_for(traj)
     refused: int | None = None
+    bad_search: int | None = None
     missing: dict[str, int] = {}
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
         if step.kind != "tool":
@@ -58,6 +85,10 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             yield _finding(traj, infos, settings, [refused, i], "sent again after the shell "
                            "refused to parse it (nothing ran)")
         refused = i if info.shell and shell_rejected(step) else None
+        if bad_search is not None and search_retry(traj.steps, infos, bad_search, i):
+            yield _finding(traj, infos, settings, [bad_search, i], "re-spelled after the "
+                           "search refused its pattern, and again told nothing")
+        bad_search = i if _refused_search(step, info) else None
         if not info.shell:
             continue
         prog = _program_of(info)
