@@ -161,3 +161,18 @@ def test_threads_scan_at_once() -> None:
     for t in threads:
         t.join()
     assert results == [True] * 90
+
+
+def test_anchor_positions_are_the_offsets_str_find_gives() -> None:
+    """One hyperscan pass gives every offset of each anchor word, overlapping ones too."""
+    if not HAS_FAST:
+        pytest.skip("the fast extra (hyperscan) is not installed")
+    words = ("pass", "key", "ss")
+    search = HintSearch(["pass"], [], words)
+    for text in ["Pass the KEY, passpass keykey", "no anchor here", "sss pASSs key",
+                 "key" * 5, ""]:
+        got = search.positions(text, ("pass", "key", "ss"))
+        assert got == {w: occurrences(text.lower(), (w,)) for w in words}, text
+    assert search.positions("Pass the key", ("key",)) == {"key": [9]}
+    # Offsets of a non-ASCII text are not its bytes': the caller finds them itself.
+    assert search.positions("caf\u00e9 key", words) is None

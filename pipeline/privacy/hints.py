@@ -85,13 +85,15 @@ _NONE: frozenset[str] = frozenset()
 class HintSearch:
     """Finds which of a fixed set of hints a text holds."""
 
-    def __init__(self, words: Iterable[str], run_hints: Iterable[str]) -> None:
+    def __init__(self, words: Iterable[str], run_hints: Iterable[str],
+                 anchors: tuple[str, ...] = ()) -> None:
         """Prepare both engines.
 
         Args:
             words: Lower-case hints looked for anywhere in the text.
             run_hints: Lower-case hints (token characters only) that count only inside a run
                 of ``MIN_RUN`` or more token characters.
+            anchors: Lower-case words whose every offset ``positions`` gives.
         """
         self.run_hints = tuple(sorted(set(run_hints)))
         ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
@@ -108,6 +110,8 @@ class HintSearch:
         self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
                            | self.gates)
         self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
+        self.anchors = anchors
+        self.anchor_db = _compile_all(anchors)
         self._local = threading.local()
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
 
@@ -135,6 +139,33 @@ class HintSearch:
             low = text.lower()
         return self.search(low), low
 
+    def positions(self, text: str, words: tuple[str, ...]) -> dict[str, list[int]] | None:
+        """Every start offset of each of ``words`` (``anchors``) in ``text``, ignoring case.
+
+        One hyperscan pass for all of them, where ``str.find`` per word over a big file view
+        costs a pass each. None without hyperscan (or with the pure-Python engine forced) or
+        for a text that is not ASCII, whose byte offsets are not character offsets.
+
+        Args:
+            text: The text (offsets are those of ``text.lower()`` too: it is ASCII).
+            words: The anchors wanted.
+        """
+        if self.db is None or self.anchor_db is None or not text.isascii():
+            return None
+        found: list[tuple[int, int]] = []
+        scratch = getattr(self._local, "anchor_scratch", None)
+        if scratch is None:
+            scratch = self._local.anchor_scratch = hyperscan.Scratch(self.anchor_db)
+        self.anchor_db.scan(text.encode(), match_event_handler=_collect_at, context=found,
+                            scratch=scratch)
+        out: dict[str, list[int]] = {w: [] for w in words}
+        anchors = self.anchors
+        for i, end in found:  # in order of end offset: per word, in order of start
+            got = out.get(anchors[i])
+            if got is not None:
+                got.append(end - len(anchors[i]))
+        return out
+
     def search(self, low: str) -> frozenset[str]:
         """The pure-Python engine: the hints in ``low`` (a lowered text)."""
         found: set[str] = set()
@@ -152,6 +183,20 @@ class HintSearch:
 
 def _collect(i: int, start: int, end: int, flags: int, found: list[int]) -> None:
     found.append(i)
+
+
+def _collect_at(i: int, start: int, end: int, flags: int, found: list[tuple[int, int]]) -> None:
+    found.append((i, end))
+
+
+def _compile_all(words: tuple[str, ...]) -> Any:
+    """A database reporting every occurrence (overlapping too) of each word, ignoring case."""
+    if hyperscan is None or not words:
+        return None
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=[re.escape(w).encode() for w in words], ids=list(range(len(words))),
+               elements=len(words), flags=[hyperscan.HS_FLAG_CASELESS] * len(words))
+    return db
 
 
 def _in_run(hint: str) -> str:

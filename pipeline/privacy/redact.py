@@ -175,15 +175,15 @@ def _url_password_ok(user: str, password: str) -> bool:
 # A token shape's own prefix (``ghp_``) counts only inside a long token run; names, flags and
 # headers anywhere (``hints.py``).
 _RUN_HINTS = frozenset(h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= RUN_CHARS)
+_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "salt")
+"""Every ``_ASSIGN`` match starts with one of these; ``near_starts`` uses them too."""
 _HINTS = HintSearch(
     {h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
     | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
-    _RUN_HINTS,
+    _RUN_HINTS, _WORDS,
 )
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
-_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "salt")
-"""Every ``_ASSIGN`` match starts with one of these; ``near_starts`` uses them too."""
 _FULL = False
 """Tests set this to run every rule everywhere: the hints and anchors must change nothing."""
 
@@ -312,8 +312,11 @@ def _scan(text: str) -> list[SecretHit]:
     if plan.contexts:
         hits.extend(SecretHit(k, a, b) for k, a, b in context_hits(text, low, plan.contexts))
     # The keyword rules run only at their keywords (``anchors.py``): big file views hold a
-    # few ``key``s but would cost a full regex pass each.
-    occ = {w: occurrences(low, (w,)) for w in plan.words}
+    # few ``key``s but would cost a full regex pass each. The keywords' offsets come from one
+    # hyperscan pass when it is installed (``str.find`` is a pass per keyword).
+    occ = _HINTS.positions(text, plan.words) if gated and plan.words else None
+    if occ is None:
+        occ = {w: occurrences(low, (w,)) for w in plan.words}
     if plan.assign:
         if gated and len(low) == len(text):
             found = anchored(_ASSIGN.pattern, low, sorted({i for v in occ.values() for i in v}))
