@@ -194,3 +194,26 @@ def test_a_refused_search_re_spelled_that_finds_something_is_new(tmp_path: Path)
         ("grep -R -F '.only(\"pk\")' -n || true", 0,
          "django/core/serializers/python.py:81:    return qs.only(\"pk\")")])
     assert _wasted(t) == {}
+
+
+# ---- a relative cd in one shared shell ---------------------------------------------------------
+
+def _swe(tmp_path: Path, steps: list[tuple[str, str]]) -> Trajectory:
+    from _lesson_helpers import swe_agent_log  # the SWE-agent .traj writer the lesson tests use
+
+    return parse_log(swe_agent_log(tmp_path / "pkg__pkg-1.traj", steps))
+
+
+def test_a_relative_cd_after_the_shell_moved_is_another_folder(tmp_path: Path) -> None:
+    # SWE-agent keeps one shell: `cd com && ls -a` under src/test is not the one under src/main.
+    t = _swe(tmp_path, [("cd src && ls -a", ". .. main test"), ("cd main && ls -a", ". .. com"),
+                        ("cd com && ls -a", ". .. pkg"), ("cd ../../test && ls -a", ". .. com"),
+                        ("cd com && ls -a", ". .. pkg")])
+    assert t.agent == "swe-agent"
+    assert 4 not in _reps(t)
+
+
+def test_a_listing_repeated_where_the_shell_stayed_is_a_repeat(tmp_path: Path) -> None:
+    t = _swe(tmp_path, [("cd src && ls -a", ". .. main test"), ("ls -a", ". .. main test"),
+                        ("ls -a", ". .. main test")])
+    assert _reps(t)[2] == (1, True)

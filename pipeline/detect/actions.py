@@ -894,7 +894,20 @@ def _recopy(info: Info, path: str, st: _State,
     return False
 
 
+PERSISTENT_SHELLS = frozenset({"swe-agent"})
+"""Agents whose commands share one shell, so a ``cd`` carries over to the next command (the
+others start each command in the session's folder)."""
+_RELATIVE_CD = re.compile(r"^\s*cd\s+(?![/~])\S")
+
+
+def relative_cd(info: Info) -> bool:
+    """The shell command starts by moving to a folder named from where the shell is."""
+    return info.shell and bool(_RELATIVE_CD.match(info.command))
+
+
 def _analyze(traj: Trajectory) -> list[Info]:
+    # In a shared shell a relative cd moves where every later relative path points.
+    shared = traj.agent in PERSISTENT_SHELLS
     st = _State()
     infos: list[Info] = []
     scripts: dict[str, tuple[str, ...]] = {}
@@ -940,7 +953,7 @@ def _analyze(traj: Trajectory) -> list[Info]:
                 st.unknown += 1
                 mutated = True
             if info.env_change or info.cls in ("install", "vcs", "build") or (
-                    info.program in _STOPS):
+                    info.program in _STOPS) or (shared and relative_cd(info)):
                 # Stopping a process changes what a later start or request meets.
                 mutated = True
             if mutated:

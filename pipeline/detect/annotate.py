@@ -31,10 +31,12 @@ from ..model import Finding, Trajectory
 from . import shell
 from .actions import (
     END,
+    PERSISTENT_SHELLS,
     Info,
     analyze,
     is_action,
     place_key,
+    relative_cd,
     run_tail,
     set_current,
     shown_range,
@@ -133,9 +135,12 @@ def _producer(info: Info) -> tuple[str, str] | None:
 class _Matcher:
     """Latest earlier step per intent key (see the module docstring)."""
 
-    def __init__(self, settings: DetectSettings, infos: list[Info]) -> None:
+    def __init__(self, settings: DetectSettings, infos: list[Info],
+                 persistent: bool = False) -> None:
         self.settings = settings
         self.infos = infos
+        self.persistent = persistent
+        self.last_cd = -1
         self.last_create = -1
         self.by_key: dict[str, int] = {}
         self.by_canon: dict[tuple[str, str], int] = {}
@@ -188,6 +193,10 @@ class _Matcher:
         # name another folder (SWE-agent's `cd java && ls` from where the last cd left it).
         j, kind = found
         before = self.infos[j]
+        # In one shared shell a relative `cd x && ls` means another folder once a cd moved.
+        if (self.persistent and kind in ("exact", "same_action") and self.last_cd > j
+                and relative_cd(info)):
+            return True
         return (info.cls == "list" and kind != "refilter" and self.last_create < j
                 and before.out_fp is not None and info.out_fp is not None
                 and before.out_fp != info.out_fp)
@@ -229,6 +238,8 @@ class _Matcher:
         return None
 
     def _remember(self, i: int, info: Info, key: str | None) -> None:
+        if info.shell and info.command.lstrip().startswith("cd "):
+            self.last_cd = i
         # An edit changes a file's text, never which names a folder holds.
         if (info.cls == "write" or info.unknown_mutation and info.cls != "edit") and not (
                 info.failed):
@@ -301,7 +312,7 @@ def annotate_repeats(
             claimed.setdefault(sid, (f.kind, members[k - 1] if k else max(at - 1, 0)))
     infos = analyze(traj)
     set_current(None)
-    matcher = _Matcher(settings, infos)
+    matcher = _Matcher(settings, infos, persistent=traj.agent in PERSISTENT_SHELLS)
     first: dict[int, int] = {}
     out: list[Repeat] = []
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
