@@ -31,17 +31,17 @@ def _label(folder: Path, name: str) -> None:
          "repeats": {"b": {"repeat_of": "a", "wasted": True}}}), encoding="utf-8")
 
 
-def test_fresh_split_is_printed_as_the_blind_held_out(tmp_path: Path,
+def test_fresh2_split_is_printed_as_the_blind_held_out(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     bench = _bench()
-    _label(tmp_path / "fresh", "codex_new-1")
-    monkeypatch.setitem(bench.SPLITS, "fresh", tmp_path / "fresh")
+    _label(tmp_path / "fresh2", "codex_new-1")
+    monkeypatch.setitem(bench.SPLITS, "fresh2", tmp_path / "fresh2")
     monkeypatch.setattr(bench, "SHARED", tmp_path)
     monkeypatch.setattr(bench, "SECOND", tmp_path / "second")
-    assert bench.main(["--split", "fresh"]) == 0
+    assert bench.main(["--split", "fresh2"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "-- FRESH (blind held-out)"
+    assert out[0] == "-- FRESH2 (blind held-out)"
     assert out[-1] == "  codex_new-1: missing from the samples"
 
 
@@ -51,18 +51,22 @@ def test_all_view_takes_every_split_and_skips_a_missing_one(
     bench = _bench()
     _label(tmp_path / "train", "t1")
     _label(tmp_path / "heldout", "h1")
+    _label(tmp_path / "fresh", "f1")
     monkeypatch.setattr(bench, "SPLITS", {"train": tmp_path / "train",
                                           "heldout": tmp_path / "heldout",
-                                          "fresh": tmp_path / "fresh"})
+                                          "fresh": tmp_path / "fresh",
+                                          "fresh2": tmp_path / "fresh2"})
     monkeypatch.setattr(bench, "SHARED", tmp_path)
     monkeypatch.setattr(bench, "SECOND", tmp_path / "second")
     assert bench.main([]) == 0
     heads = [x for x in capsys.readouterr().out.splitlines() if x.startswith("--")]
     assert heads == ["-- TRAIN (tuned on)", "-- HELDOUT (dev: seen, tuned on)",
-                     f"-- FRESH (blind held-out): {tmp_path / 'fresh'} not found; skipped", "--"]
+                     "-- FRESH (scored blind once, then tuned on)",
+                     f"-- FRESH2 (blind held-out): {tmp_path / 'fresh2'} not found; skipped",
+                     "--"]
 
 
 def test_unknown_split_names_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
     assert _bench().main(["--split", "blind"]) == 2
-    assert capsys.readouterr().out == ("unknown split 'blind': use train, heldout, fresh or "
-                                       "all\n")
+    assert capsys.readouterr().out == ("unknown split 'blind': use train, heldout, fresh, "
+                                       "fresh2 or all\n")
