@@ -52,10 +52,12 @@ def test_all_view_takes_every_split_and_skips_a_missing_one(
     _label(tmp_path / "train", "t1")
     _label(tmp_path / "heldout", "h1")
     _label(tmp_path / "fresh", "f1")
+    _label(tmp_path / "fresh3", "f3")
     monkeypatch.setattr(bench, "SPLITS", {"train": tmp_path / "train",
                                           "heldout": tmp_path / "heldout",
                                           "fresh": tmp_path / "fresh",
-                                          "fresh2": tmp_path / "fresh2"})
+                                          "fresh2": tmp_path / "fresh2",
+                                          "fresh3": tmp_path / "fresh3"})
     monkeypatch.setattr(bench, "SHARED", tmp_path)
     monkeypatch.setattr(bench, "SECOND", tmp_path / "second")
     assert bench.main([]) == 0
@@ -63,10 +65,10 @@ def test_all_view_takes_every_split_and_skips_a_missing_one(
     assert heads == ["-- TRAIN (tuned on)", "-- HELDOUT (dev: seen, tuned on)",
                      "-- FRESH (scored blind once, then tuned on)",
                      f"-- FRESH2 (blind held-out): {tmp_path / 'fresh2'} not found; skipped",
-                     "--"]
+                     "-- FRESH3 (blind held-out)", "--"]
 
 
 def test_unknown_split_names_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
     assert _bench().main(["--split", "blind"]) == 2
     assert capsys.readouterr().out == ("unknown split 'blind': use train, heldout, fresh, "
-                                       "fresh2 or all\n")
+                                       "fresh2, fresh3 or all\n")

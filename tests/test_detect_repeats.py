@@ -130,7 +130,7 @@ def test_labels_are_well_formed() -> None:
         _check_label(x)
 
 
-@pytest.mark.parametrize("folder", ["heldout", "fresh", "fresh2", "second"])
+@pytest.mark.parametrize("folder", ["heldout", "fresh", "fresh2", "fresh3", "second"])
 def test_other_label_sets_are_well_formed(folder: str) -> None:
     # Labellers add files to these folders: every readable one must score, none may be train.
     labels = load_labels(LABELS / folder)
