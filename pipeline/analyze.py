@@ -123,7 +123,7 @@ def _draft_chunk(
 
 
 def _backend(settings: Settings, draft: bool) -> Backend:
-    from .llm.backend import get_backend
+    from .llm.registry import get_backend
 
     if not draft:
         # Judging from the log's own signals never needs a model.

@@ -364,7 +364,7 @@ def mine(
     Raises:
         LockTimeout: Another run held the store lock past ``settings.lock_timeout_s``.
     """
-    from .llm.backend import get_backend
+    from .llm.registry import get_backend
     from .orf import Store
 
     started = time.time()

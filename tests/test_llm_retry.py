@@ -8,8 +8,8 @@ from tenacity import Retrying
 
 from pipeline.config import Settings
 from pipeline.errors import BackendError, MissingApiKey
-from pipeline.llm.backend import get_backend
 from pipeline.llm.cost import cost_usd, price_for
+from pipeline.llm.registry import get_backend
 from pipeline.llm.retry import model_retry_config, retry_delay_hint, should_retry
 
 

@@ -6,7 +6,8 @@ import pytest
 from _llm_helpers import STORE, fast_retry_waits, make_finding, make_traj  # noqa: F401
 
 from pipeline.config import Settings
-from pipeline.llm.backend import LLMReply, get_backend
+from pipeline.llm.backend import LLMReply
+from pipeline.llm.registry import get_backend
 from pipeline.model import Draft, Finding, OutcomeHints, SourceInfo, Step, Trajectory
 from pipeline.stages.draft import draft, draft_item_schema, draft_request, parse_draft_reply
 from pipeline.stages.judge import judge, parse_judge_reply, verdict_from_log

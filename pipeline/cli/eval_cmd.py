@@ -38,7 +38,7 @@ def eval_group() -> None:
 
 def _backend(name: str, model: str | None, ledger: Path | None) -> Any:
     from ..ledger import Ledger
-    from ..llm.backend import get_backend
+    from ..llm.registry import get_backend
 
     settings = settings_from(backend=name, model=model)
     # No ledger unless asked: an evaluation must not fill the user's cache with its runs.

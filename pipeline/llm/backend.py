@@ -1,4 +1,4 @@
-"""The one interface judge and draft talk to, and a name registry of backends.
+"""The one interface judge and draft talk to (the registry of names is ``llm.registry``).
 
 A backend answers ``LLMRequest`` objects with ``LLMReply`` objects. The stages build requests
 first and parse replies later, so the same code path serves one online call, a bounded pool of
@@ -12,13 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from ..errors import BackendError, MissingApiKey
-
-if TYPE_CHECKING:
-    from ..config import Settings
-    from ..ledger import Ledger
+from typing import Any
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(what, done, total)``."""
@@ -113,67 +107,3 @@ class Backend(ABC):
                 if progress is not None:
                     progress("llm", done, len(requests))
         return [r for r in out if r is not None]
-
-
-BackendFactory = Callable[["Settings", "Ledger | None", Any], Backend]
-
-BACKENDS: dict[str, BackendFactory] = {}
-
-
-def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Register a backend factory under ``name`` (``@register_backend("gemini")``)."""
-
-    def deco(factory: BackendFactory) -> BackendFactory:
-        BACKENDS[name] = factory
-        return factory
-
-    return deco
-
-
-def pip_dependency_error(feature: str, package: str) -> BackendError:
-    """The error raised when an optional SDK is missing."""
-    return BackendError(f"{feature} needs the {package!r} package - run: pip install {package}")
-
-
-@register_backend("heuristic")
-def _heuristic(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
-    from .heuristic import HeuristicBackend
-
-    return HeuristicBackend(settings)
-
-
-@register_backend("gemini")
-def _gemini(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
-    # Import lazily: the offline backend must work without the SDK installed.
-    try:
-        import google.genai  # noqa: F401
-    except ImportError as exc:
-        raise pip_dependency_error("The gemini backend", "google-genai") from exc
-    from .gemini import GeminiBackend, has_credentials
-
-    if client is None and not has_credentials():
-        raise MissingApiKey(
-            "No Gemini API key found - set GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI "
-            "settings), or use --backend heuristic to run offline"
-        )
-    return GeminiBackend(settings, ledger, client=client)
-
-
-def get_backend(settings: Settings, ledger: Ledger | None = None, *, client: Any = None) -> Backend:
-    """The backend named by ``settings.resolved_backend()``.
-
-    Args:
-        settings: Run settings (backend, model, timeouts, prices).
-        ledger: Where calls are recorded and cached; None keeps an in-memory cache only.
-        client: A ready ``google.genai.Client`` (tests point it at the fake server).
-
-    Raises:
-        MissingApiKey: gemini was asked for and no key is set.
-        BackendError: unknown backend name, or the SDK is not installed.
-    """
-    name = settings.resolved_backend()
-    factory = BACKENDS.get(name)
-    if factory is None:
-        known = ", ".join(sorted(BACKENDS))
-        raise BackendError(f"unknown backend {name!r} - use one of: {known}")
-    return factory(settings, ledger, client)

@@ -13,17 +13,41 @@ import json
 import os
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from google.genai import types
 from tenacity import Retrying
 
+from ..config import Settings
+from ..ledger import Ledger
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
-from .gemini import envelope_from_dict, envelope_from_response, refusal
+from .gemini_wire import envelope_from_dict, envelope_from_response
+from .provider import Envelope
+from .service import refusal
 
-if TYPE_CHECKING:
-    from .gemini import GeminiBackend
+
+class GeminiBackend(Protocol):
+    """What Batch Mode needs of the gemini backend (``pipeline.llm.gemini.GeminiBackend``)."""
+
+    model: str | None
+    settings: Settings
+    ledger: Ledger | None
+
+    @property
+    def client(self) -> Any:
+        """The google-genai client."""
+
+    def lookup(self, request: LLMRequest) -> LLMReply | None:
+        """The cached reply, if any (recorded as ``cached``)."""
+
+    def store(self, request: LLMRequest, envelope: Envelope, *, latency_ms: int = 0,
+              batch: bool = False) -> LLMReply:
+        """Record a fresh answer."""
+
+    def record_failure(self, request: LLMRequest, error: str, *, latency_ms: int = 0,
+                       batch: bool = False) -> LLMReply:
+        """Record a call without answer."""
 
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024
 """Inline batch requests must stay under 20 MB; larger runs upload a JSONL file."""

@@ -1,20 +1,33 @@
 """The offline backend: no model, no network.
 
-The stages see ``uses_model == False`` and build verdicts from the log's own signals and drafts
-from the findings (see ``pipeline.stages.judge`` and ``pipeline.stages.draft``).
+Verdicts come from the log's own signals and drafts from the findings (see
+``pipeline.stages.judge`` and ``pipeline.stages.heuristic_draft``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from ..config import Settings
+from ..errors import BackendError
 from ..hashing import value_hash
 from .backend import Backend, LLMReply, LLMRequest
+from .provider import Envelope, Provider
+
+
+class HeuristicProvider(Provider):
+    """The registry's entry for ``heuristic``: it sends nothing."""
+
+    name: ClassVar[str] = "heuristic"
+    model = ""
+
+    def send(self, request: LLMRequest, timeout_s: float | None) -> Envelope:
+        """Refuse: the heuristic backend makes no model calls."""
+        raise BackendError("the heuristic backend makes no model calls")
 
 
 class HeuristicBackend(Backend):
-    """Answers no requests; the stages fall back to their rule-based paths."""
+    """Answers no requests; judge and draft use the rule-based paths."""
 
     name = "heuristic"
     model = None

@@ -1,4 +1,4 @@
-"""One tenacity configuration for every Gemini call, and the classifier behind it.
+"""One tenacity configuration for every model call, and the Gemini classifier behind it.
 
 408, 429 and 5xx answers and transport timeouts/connection errors are transient: retried with
 exponential backoff and jitter, honouring the server's ``RetryInfo.retryDelay`` on 429. Any
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from tenacity import (
@@ -21,6 +22,9 @@ from tenacity import (
 
 RETRY_STATUS = frozenset({408, 429, 500, 502, 503, 504})
 """HTTP codes worth another try (plus any other 5xx)."""
+
+DelayOf = Callable[[BaseException], "float | None"]
+"""A provider's ``retry_delay``: None (not retryable), 0.0 (backoff), >0 (wait this long)."""
 
 MAX_RETRY_DELAY_S = 120.0
 """Never wait longer than this between attempts, whatever the server asks."""
@@ -85,23 +89,59 @@ def retry_delay_hint(exc: BaseException) -> float | None:
     return None
 
 
-class _WaitWithHint:
-    """Exponential backoff with jitter, unless the server said how long to wait."""
+def gemini_retry_delay(exc: BaseException) -> float | None:
+    """``Provider.retry_delay`` of google-genai errors: None, 0.0 (backoff) or the server's wait."""
+    if not should_retry(exc):
+        return None
+    hint = retry_delay_hint(exc)
+    return hint if hint is not None else 0.0
 
-    def __init__(self, initial: float, maximum: float) -> None:
+
+class _WaitWithHint:
+    """Exponential backoff with jitter, unless the provider said how long to wait."""
+
+    def __init__(self, delay_of: DelayOf, initial: float, maximum: float) -> None:
+        self.delay_of = delay_of
         self.backoff = wait_exponential_jitter(initial=initial, max=maximum, jitter=initial)
 
     def __call__(self, state: RetryCallState) -> float:
         outcome = state.outcome
         exc = outcome.exception() if outcome is not None else None
-        hint = retry_delay_hint(exc) if exc is not None else None
-        return hint if hint is not None else float(self.backoff(state))
+        hint = self.delay_of(exc) if exc is not None else None
+        if hint is not None and hint > 0:
+            return min(hint, MAX_RETRY_DELAY_S)
+        return float(self.backoff(state))
+
+
+def provider_retry_config(
+    delay_of: DelayOf, max_attempts: int = 5, *, initial_wait: float = 1.0,
+    max_wait: float = 60.0,
+) -> dict[str, Any]:
+    """Keyword arguments for ``tenacity.Retrying`` around one call of any provider.
+
+    Args:
+        delay_of: The provider's ``retry_delay``: None (give up), 0.0 (backoff), >0 (wait).
+        max_attempts: Attempts in total, the first one included.
+        initial_wait: First backoff in seconds (doubles each attempt, plus jitter).
+        max_wait: Cap of the backoff.
+
+    Returns:
+        A dict for ``tenacity.Retrying(**config)``; the last error is re-raised.
+    """
+    return {
+        "retry": retry_if_exception(lambda exc: delay_of(exc) is not None),
+        "stop": stop_after_attempt(max(1, max_attempts)),
+        "wait": _WaitWithHint(delay_of, initial_wait, max_wait),
+        # Looked up at call time so tests can replace ``retry.sleep``.
+        "sleep": lambda seconds: sleep(seconds),
+        "reraise": True,
+    }
 
 
 def model_retry_config(
     max_attempts: int = 5, *, initial_wait: float = 1.0, max_wait: float = 60.0
 ) -> dict[str, Any]:
-    """Keyword arguments for ``tenacity.Retrying`` around one model call.
+    """``provider_retry_config`` for google-genai calls (online, and the Batch Mode API calls).
 
     Args:
         max_attempts: Attempts in total, the first one included.
@@ -111,11 +151,5 @@ def model_retry_config(
     Returns:
         A dict for ``tenacity.Retrying(**config)``; the last error is re-raised.
     """
-    return {
-        "retry": retry_if_exception(should_retry),
-        "stop": stop_after_attempt(max(1, max_attempts)),
-        "wait": _WaitWithHint(initial_wait, max_wait),
-        # Looked up at call time so tests can replace ``retry.sleep``.
-        "sleep": lambda seconds: sleep(seconds),
-        "reraise": True,
-    }
+    return provider_retry_config(gemini_retry_delay, max_attempts, initial_wait=initial_wait,
+                                 max_wait=max_wait)
