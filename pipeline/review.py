@@ -84,9 +84,7 @@ def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
         rel = str(exp.path)
     count = 0
     if ledger is not None:
-        row = ledger.db.execute("SELECT COUNT(*) FROM reinforcements WHERE exp_id = ?",
-                                (exp.id,)).fetchone()
-        count = int(row[0])
+        count = ledger.reinforcement_count(exp.id)[0]
     return Candidate(
         exp_id=exp.id, path=rel, domain=exp.domain, title=exp.title, trap=exp.trap,
         insight=exp.insight, signature=prov.get("signature"), sessions=_sessions(prov),
@@ -142,12 +140,9 @@ def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
             if m and m.group(2) in by_id and code != " D":
                 chosen[m.group(2)] = code
     elif ledger is not None:
-        for row in ledger.db.execute(
-            "SELECT exp_id FROM candidates WHERE status IN ('new', 'related')"
-            " AND exp_id IS NOT NULL"
-        ):
-            if row[0] in by_id:
-                chosen[row[0]] = None
+        for exp_id in ledger.uncommitted_ids():
+            if exp_id in by_id:
+                chosen[exp_id] = None
     out = []
     for exp_id in sorted(chosen):
         cand = candidate_from(by_id[exp_id], root, ledger)
@@ -158,11 +153,7 @@ def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
 
 def rejected_wasted(ledger: Ledger, signature: str) -> int | None:
     """Most wasted steps a rejected candidate of ``signature`` had, or None if never rejected."""
-    row = ledger.db.execute(
-        "SELECT MAX(wasted_steps) FROM candidates WHERE signature = ? AND status = 'rejected'",
-        (signature,),
-    ).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
+    return ledger.rejected_wasted(signature)
 
 
 def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.0,
@@ -183,13 +174,9 @@ def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.
             raise StoreError(f"no experience {exp_id} in {root}; see `orf review` for the list")
         cand = candidate_from(exp, root, ledger)
         store.remove_experience(exp_id)
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone():
-            db.execute(
-                "UPDATE candidates SET status = 'rejected', reason = ?, wasted_steps ="
-                " MAX(wasted_steps, ?) WHERE exp_id = ?", (reason, cand.wasted_steps, exp_id))
+    with ledger.transaction():
+        if ledger.has_candidate(exp_id):
+            ledger.reject_candidate(exp_id, reason, cand.wasted_steps)
         else:
             ledger.record_candidate(
                 signature=cand.signature or exp_id, status="rejected", exp_id=exp_id,
@@ -197,10 +184,6 @@ def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.
                 sessions=[str(s.get("id")) for s in cand.sessions],
                 wasted_steps=cand.wasted_steps,
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return cand
 
 

@@ -22,12 +22,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import orjson
-
 from ..errors import StoreError
 from ..fsutil import remove_stale_temps
 from ..hashing import value_hash
-from ..ledger import Ledger
+from ..ledger import Ledger, WriteIntent
 from ..model import Draft
 from .dedupe import Decision
 
@@ -117,12 +115,12 @@ def write_key(signature: str, session_id: str, scope: str = "") -> str:
     return value_hash([signature, session_id, scope] if scope else [signature, session_id])
 
 
-def _other_store(ledger: Ledger, row: Any) -> bool:
+def _other_store(ledger: Ledger, intent: WriteIntent) -> bool:
     """Whether a write intent was recorded for another store sharing this ledger."""
     scope = getattr(ledger, "scope", "")
-    mine = {write_key(row["signature"], row["session_id"], scope),
-            write_key(row["signature"], row["session_id"])}
-    return row["key"] not in mine
+    session = intent.session_id or ""
+    mine = {write_key(intent.signature, session, scope), write_key(intent.signature, session)}
+    return intent.key not in mine
 
 
 def now_iso() -> str:
@@ -157,37 +155,33 @@ def _exp_by_key(store: StoreLike) -> dict[str, Any]:
 
 def reconcile(store: StoreLike, ledger: Ledger) -> list[str]:
     """Close or finish the intents an interrupted run left ``pending``."""
-    rows = list(ledger.db.execute(
-        "SELECT * FROM write_intents WHERE state = 'pending' ORDER BY created_at, rowid"))
-    if not rows:
+    intents = ledger.pending_intents()
+    if not intents:
         return []
     by_key = _exp_by_key(store)
     fixes: list[str] = []
-    for row in rows:
-        if _other_store(ledger, row):
+    for intent in intents:
+        if _other_store(ledger, intent):
             continue
-        payload = orjson.loads(row["payload"])
-        exp = by_key.get(row["key"])
+        payload = intent.payload
+        exp = by_key.get(intent.key)
         if exp is None:
             try:
                 exp = _create(store, payload)
             except StoreError as exc:
-                ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (row["key"],))
+                ledger.drop_intent(intent.key)
                 fixes.append(f"dropped interrupted write of {payload['draft']['title']!r}: {exc}")
                 continue
             fixes.append(f"finished interrupted write of {exp.id}")
         else:
             fixes.append(f"closed interrupted write of {exp.id}")
-        _close_intent(ledger, row["key"], payload, str(exp.id))
+        _close_intent(ledger, intent.key, payload, str(exp.id))
     return fixes
 
 
 def done_key(ledger: Ledger, key: str) -> str | None:
     """The EXP id an earlier run wrote for ``key``, if any."""
-    row = ledger.db.execute(
-        "SELECT exp_id FROM write_intents WHERE key = ? AND state = 'done'", (key,)
-    ).fetchone()
-    return str(row[0]) if row and row[0] else None
+    return ledger.done_intent(key)
 
 
 def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
@@ -222,34 +216,22 @@ def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
 
 def _close_intent(ledger: Ledger, key: str, payload: dict[str, Any], exp_id: str) -> None:
     d = payload["draft"]
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("UPDATE write_intents SET state = 'done', exp_id = ?, updated_at = ?"
-                   " WHERE key = ?", (exp_id, time.time(), key))
-        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone() is None:
+    with ledger.transaction():
+        ledger.close_intent(key, exp_id)
+        if not ledger.has_candidate(exp_id):
             ledger.record_candidate(
                 signature=payload["signature"], status=payload["outcome"], exp_id=exp_id,
                 domain=d["domain"], title=d["title"], related_to=payload.get("related_to"),
                 reason=payload.get("reason"), sessions=[payload["session_id"]],
                 wasted_steps=int(payload.get("wasted_steps", 0)),
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def reinforce(ledger: Ledger, exp_id: str, item: WriteItem, reason: str = "") -> bool:
     """Count one more session showing the trap of ``exp_id`` (once per session)."""
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        cur = db.execute(
-            "INSERT OR IGNORE INTO reinforcements VALUES (?,?,?,?,?)",
-            (exp_id, item.session_id, item.signature, item.wasted_steps, time.time()),
-        )
-        fresh = cur.rowcount > 0
+    with ledger.transaction():
+        fresh = ledger.add_reinforcement(exp_id, item.session_id, item.signature,
+                                         item.wasted_steps)
         if fresh:
             ledger.reinforce(exp_id, [item.session_id])
             ledger.record_candidate(
@@ -257,19 +239,7 @@ def reinforce(ledger: Ledger, exp_id: str, item: WriteItem, reason: str = "") ->
                 title=item.draft.title, related_to=exp_id, reason=reason,
                 sessions=[item.session_id], wasted_steps=item.wasted_steps,
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return fresh
-
-
-def reinforcement_count(ledger: Ledger, exp_id: str) -> tuple[int, float | None]:
-    """How many sessions reinforced ``exp_id``, and when last (epoch seconds)."""
-    row = ledger.db.execute(
-        "SELECT COUNT(*), MAX(seen_at) FROM reinforcements WHERE exp_id = ?", (exp_id,)
-    ).fetchone()
-    return int(row[0]), (float(row[1]) if row[1] is not None else None)
 
 
 def write_candidates(
@@ -360,16 +330,12 @@ def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger
         "session_id": item.session_id,
         "wasted_steps": item.wasted_steps,
     }
-    now = time.time()
-    ledger.db.execute(
-        "INSERT OR REPLACE INTO write_intents VALUES (?,?,?,?,'pending',NULL,?,?)",
-        (key, item.signature, item.session_id, orjson.dumps(payload).decode(), now, now),
-    )
+    ledger.record_intent(key, item.signature, item.session_id, payload)
     try:
         exp = _create(store, payload)
     except StoreError as exc:
         # A draft the store refuses (bad slug, ...) must not block every later run.
-        ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (key,))
+        ledger.drop_intent(key)
         return WriteResult("failed", None, error=str(exc))
     pause_point("writing")
     _close_intent(ledger, key, payload, str(exp.id))
