@@ -23,7 +23,8 @@ from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
 from pipeline.llm.heuristic import HeuristicBackend
 from pipeline.mine import mine
-from pipeline.stages.draft import draft_request, heuristic_drafts, lesson_findings
+from pipeline.stages.draft import draft_request, lesson_findings
+from pipeline.stages.heuristic_draft import heuristic_drafts
 from pipeline.stages.quality import PROBLEMS, quality_problems
 from pipeline.stages.view import StoreContext, estimate_tokens, transcript_text
 

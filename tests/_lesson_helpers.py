@@ -13,7 +13,7 @@ from typing import Any
 from pipeline.config import Settings
 from pipeline.llm.heuristic import HeuristicBackend
 from pipeline.model import Draft
-from pipeline.stages.draft import heuristic_drafts
+from pipeline.stages.heuristic_draft import heuristic_drafts
 from pipeline.stages.scan import scan_source
 from pipeline.stages.view import StoreContext
 

@@ -1,9 +1,11 @@
 """The one interface judge and draft talk to (the registry of names is ``llm.registry``).
 
-A backend answers ``LLMRequest`` objects with ``LLMReply`` objects. The stages build requests
-first and parse replies later, so the same code path serves one online call, a bounded pool of
-calls, and one Gemini Batch Mode job. The ``heuristic`` backend answers no requests at all: the
-stages see ``uses_model == False`` and build their results from the log and the findings.
+The stages call a backend's judge and draft entry points (``judge``, ``draft``,
+``analyze_sessions``, ``duplicate_judge``) and never ask which kind it is: the heuristic backend
+answers them with the rule-based code, a model backend by building ``LLMRequest`` objects and
+parsing ``LLMReply`` objects. Requests are built first and parsed later, so the same code path
+serves one online call, a bounded pool of calls, and one Gemini Batch Mode job. Each backend
+holds the ``Settings`` it was built with and passes them to the stage code explicitly.
 """
 
 from __future__ import annotations
@@ -12,10 +14,23 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..model import Draft, Finding, Trajectory, Verdict
+    from ..stages.results import DraftResult, SessionResult
+    from ..stages.view import StoreContext
 
 Progress = Callable[[str, int, int], None]
 """Progress callback: ``(what, done, total)``."""
+
+
+class DuplicateJudge(Protocol):
+    """Settles dedupe's uncertain band (``known`` is a ``stages.dedupe.Known``)."""
+
+    def decide_duplicate(self, draft: Draft, known: Any) -> str | None:
+        """``duplicate``, ``related`` or ``new``; None: no opinion."""
 
 
 @dataclass(frozen=True)
@@ -70,8 +85,8 @@ class Backend(ABC):
     """Registry name."""
     model: str | None = None
     """Model used, when the backend calls one."""
-    uses_model: bool = True
-    """False for backends that build results without any request (heuristic)."""
+    settings: Settings
+    """The run settings the backend was built with (passed on to the stage code)."""
 
     @property
     def decided_by(self) -> str:
@@ -107,3 +122,28 @@ class Backend(ABC):
                 if progress is not None:
                     progress("llm", done, len(requests))
         return [r for r in out if r is not None]
+
+    @abstractmethod
+    def judge(self, traj: Trajectory, findings: Sequence[Finding]) -> Verdict:
+        """How one run ended: a deciding log signal first, else the backend's own judgement."""
+
+    @abstractmethod
+    def draft(self, traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+              store: StoreContext) -> DraftResult:
+        """Up to ``max_drafts_per_session`` candidate playbooks for one session."""
+
+    @abstractmethod
+    def analyze_sessions(
+        self,
+        items: Sequence[tuple[Trajectory, list[Finding]]],
+        store: StoreContext,
+        *,
+        concurrency: int = 4,
+        batch: bool = False,
+        progress: Progress | None = None,
+    ) -> list[SessionResult]:
+        """Judge and draft several sessions, results in input order."""
+
+    def duplicate_judge(self) -> DuplicateJudge | None:
+        """What settles dedupe's uncertain band; None keeps the similarity answer."""
+        return None

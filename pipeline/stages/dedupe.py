@@ -9,10 +9,10 @@ Order of tests, cheapest and surest first:
    and character 4-grams (the classic near-duplicate measure, written here in plain Python
    because the corpora are a few hundred short texts);
 3. in the uncertain band (between ``dedupe_related`` and ``dedupe_duplicate``), the model gets
-   the last word on model backends (``duplicate_judge``: the backend's own
-   ``decide_duplicate(draft, known)`` when it has one, else one small structured request
-   through its ``generate``, cached in the ledger); the offline backend keeps the heuristic
-   answer ("related").
+   the last word on model backends (``duplicate_judge``: what the backend's own
+   ``duplicate_judge()`` returns, for a model backend one small structured request through its
+   ``generate``, cached in the ledger); the offline backend keeps the heuristic answer
+   ("related").
 
 Drafts of the same run are compared with each other too: the first of two look-alikes is new,
 the second a duplicate of it (``Decision.run_index`` points at it until it has an EXP id).
@@ -25,9 +25,12 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Draft
+
+if TYPE_CHECKING:
+    from ..llm.backend import Backend
 
 Outcome = Literal["new", "duplicate", "related"]
 
@@ -323,7 +326,7 @@ DECIDE_SCHEMA: dict[str, Any] = {
 class LlmDuplicateJudge:
     """``decide_duplicate`` through any model backend's ``generate`` (cached in the ledger)."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
     def decide_duplicate(self, draft: Draft, known: Known) -> str | None:
@@ -354,12 +357,6 @@ class LlmDuplicateJudge:
         return decision if decision in ("duplicate", "related", "new") else None
 
 
-def duplicate_judge(backend: Any) -> object | None:
-    """The uncertain-band judge for ``backend``: its own hook, the LLM one, or None."""
-    if backend is None:
-        return None
-    if callable(getattr(backend, "decide_duplicate", None)):
-        return backend  # type: ignore[no-any-return]
-    if getattr(backend, "uses_model", False):
-        return LlmDuplicateJudge(backend)
-    return None
+def duplicate_judge(backend: Backend | None) -> DuplicateJudge | None:
+    """The uncertain-band judge of ``backend`` (None: no backend, or the offline one)."""
+    return backend.duplicate_judge() if backend is not None else None

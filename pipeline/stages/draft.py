@@ -3,8 +3,8 @@
 On the gemini backend the model sees the compact view (``view.py``) and answers with JSON that
 is validated against a schema derived from ``pipeline.model.Draft``. A reply that is empty,
 truncated, blocked, or fails validation is a failed attempt: it is retried once with a repair
-hint, then the session is recorded as undrafted with the reason, never guessed. On the
-heuristic backend drafts are built from the findings alone and marked so in provenance.
+hint, then the session is recorded as undrafted with the reason, never guessed. The heuristic
+backend builds drafts from the lessons alone (``heuristic_draft.py``), marked so in provenance.
 
 Requests are built first and parsed later (``draft_request`` / ``parse_draft_reply``), so
 Batch Mode can collect every request of a run before anything is sent.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -28,13 +28,13 @@ from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from ..privacy import redact
 from ..prompts import load_prompt
-from .heuristic_draft import draft_from_lesson
 from .judge import REPAIR_HINT, verdict_from_log
+from .results import DraftResult
 from .view import StoreContext, build_view
 
 __all__ = [
-    "DraftResult", "StoreContext", "draft", "draft_request", "heuristic_drafts",
-    "lesson_findings", "parse_draft_reply", "select_findings",
+    "DraftResult", "StoreContext", "draft", "draft_request", "lesson_findings", "model_drafts",
+    "parse_draft_reply", "select_findings",
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -70,16 +70,6 @@ GENERIC_SIMILARITY = 0.5
 _CAUSE_WORD = re.compile(r"[a-z][a-z0-9_.-]{3,}")
 _STOP = frozenset("that this with from when then than into does were have been what which "
                   "before after again command error failed fails".split())
-
-
-@dataclass
-class DraftResult:
-    """Drafts of one session, and why findings ended undrafted."""
-
-    drafts: list[Draft] = field(default_factory=list)
-    """Validated candidate playbooks (at most ``max_drafts_per_session``)."""
-    failures: list[str] = field(default_factory=list)
-    """One line per failed attempt or undrafted finding, with the reason."""
 
 
 def slugify(text: str) -> str:
@@ -177,11 +167,6 @@ def draft_schema(max_drafts: int) -> dict[str, Any]:
     }
 
 
-def _settings_of(backend: Backend) -> Settings:
-    settings = getattr(backend, "settings", None)
-    return settings if isinstance(settings, Settings) else Settings()
-
-
 def log_outcome(traj: Trajectory) -> str:
     """The outcome line of the view: what the log says (the model's verdict is not waited for)."""
     verdict = verdict_from_log(traj)
@@ -198,12 +183,14 @@ def draft_request(
     *,
     repair: str | None = None,
     lessons: list[Lesson] | None = None,
+    settings: Settings | None = None,
 ) -> LLMRequest:
     """The drafting request for ``findings`` (already selected) of ``traj``.
 
-    ``lessons`` are the findings' lessons (built here when not given).
+    ``lessons`` are the findings' lessons (built here when not given); ``settings`` gives the
+    draft limit and the view's token budget (None: the defaults, for a request built alone).
     """
-    settings = _settings_of(backend)
+    settings = settings or Settings()
     limit = min(settings.max_drafts_per_session, max(1, len(findings)))
     system = load_prompt("draft.md").replace("{max_drafts}", str(limit))
     if lessons is None:
@@ -296,8 +283,13 @@ def parse_draft_reply(
     verdict: Verdict | None,
     backend: Backend,
     lessons: list[Lesson] | None = None,
+    *,
+    settings: Settings | None = None,
 ) -> tuple[list[Draft] | None, str | None]:
-    """Validated drafts from the reply, or (None, why the attempt failed)."""
+    """Validated drafts from the reply, or (None, why the attempt failed).
+
+    ``settings`` gives the draft limit (None: the default one).
+    """
     if not reply.ok or reply.text is None:
         return None, reply.error or "empty reply"
     try:
@@ -307,7 +299,7 @@ def parse_draft_reply(
     items = data.get("drafts") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return None, "invalid reply: no 'drafts' list"
-    limit = _settings_of(backend).max_drafts_per_session
+    limit = (settings or Settings()).max_drafts_per_session
     drafts: list[Draft] = []
     for n, item in enumerate(items[:limit]):
         if not isinstance(item, dict):
@@ -339,25 +331,10 @@ def parse_draft_reply(
     return drafts, None
 
 
-# ---- heuristic drafts ----
-
-
-def heuristic_drafts(traj: Trajectory, findings: list[Finding], verdict: Verdict | None,
-                     backend: Backend, store_context: StoreContext) -> DraftResult:
-    """One draft per lesson of ``findings``, with a reason for each finding left undrafted."""
-    limit = _settings_of(backend).max_drafts_per_session
-    chosen, lessons, notes = lesson_findings(traj, findings, limit)
-    result = DraftResult(failures=notes)
-    for finding, lesson in zip(chosen, lessons, strict=True):
-        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
-                                               store_context))
-    return result
-
-
 def draft(
     traj: Trajectory,
-    findings: list[Finding],
-    verdict: Verdict,
+    findings: Sequence[Finding],
+    verdict: Verdict | None,
     backend: Backend,
     store_context: StoreContext,
 ) -> DraftResult:
@@ -367,29 +344,52 @@ def draft(
         traj: The session.
         findings: Its findings; the most wasteful distinct ones are drafted.
         verdict: The judge's verdict (kept in provenance).
-        backend: ``heuristic`` builds drafts from findings; ``gemini`` asks the model once,
-            repairs once, then gives up with a reason.
+        backend: ``heuristic`` builds drafts from the lessons; a model backend asks the model
+            once, repairs once, then gives up with a reason.
         store_context: Categories and titles of the store.
 
     Returns:
         The drafts and the reasons for anything left undrafted.
     """
-    if not backend.uses_model:
-        return heuristic_drafts(traj, findings, verdict, backend, store_context)
-    chosen, lessons, notes = lesson_findings(traj, findings,
-                                             _settings_of(backend).max_drafts_per_session)
+    return backend.draft(traj, findings, verdict, store_context)
+
+
+def model_drafts(
+    traj: Trajectory,
+    findings: Sequence[Finding],
+    verdict: Verdict | None,
+    backend: Backend,
+    store_context: StoreContext,
+    settings: Settings,
+) -> DraftResult:
+    """A model backend's drafts: one request, one repair try, else undrafted with the reason.
+
+    Args:
+        traj: The session.
+        findings: Its findings.
+        verdict: The judge's verdict (kept in provenance).
+        backend: Answers the drafting requests.
+        store_context: Categories and titles of the store.
+        settings: The run settings (draft limit, view budget).
+
+    Returns:
+        The drafts and the reasons for anything left undrafted.
+    """
+    chosen, lessons, notes = lesson_findings(traj, list(findings),
+                                             settings.max_drafts_per_session)
     result = DraftResult(failures=notes)
     if not chosen:
         return result
-    request = draft_request(traj, chosen, backend, store_context, lessons=lessons)
+    request = draft_request(traj, chosen, backend, store_context, lessons=lessons,
+                            settings=settings)
     drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend,
-                                    lessons)
+                                    lessons, settings=settings)
     if drafts is None:
         result.failures.append(f"attempt 1: {why}")
         repair = draft_request(traj, chosen, backend, store_context, repair=why,
-                               lessons=lessons)
+                               lessons=lessons, settings=settings)
         drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend,
-                                        lessons)
+                                        lessons, settings=settings)
     if drafts is None:
         result.failures.append(f"undrafted: {why}")
         return result

@@ -9,16 +9,18 @@ now passes. Drafts are marked ``drafted_by: heuristic``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from typing import Literal
 
+from ..config import Settings
 from ..lessons.mechanisms import fill, pick
 from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
+from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
+from .draft import lesson_findings, provenance
+from .results import DraftResult
 from .view import StoreContext
-
-if TYPE_CHECKING:
-    from ..llm.backend import Backend
 
 # Program -> (domain id, name, description) for offline domain picking.
 _ECOSYSTEMS: dict[str, tuple[str, str, str]] = {}
@@ -322,8 +324,6 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
                       verdict: Verdict | None, backend: Backend,
                       store_context: StoreContext) -> Draft:
     """The playbook a lesson teaches (offline)."""
-    from .draft import provenance
-
     cls = CLASS_BY_ID[lesson.error_class]
     domain, domain_title, domain_desc = _domain(lesson.program, cls.harness, store_context)
     subject = code(lesson.program) if lesson.program else "a tool call"
@@ -356,3 +356,19 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
         insight=_insight(lesson),
         validated_path="\n".join(_path(lesson)), checklist=checklist, provenance=prov,
     )
+
+
+def heuristic_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+                     backend: Backend, store_context: StoreContext,
+                     settings: Settings | None = None) -> DraftResult:
+    """One draft per lesson of ``findings``, with a reason for each finding left undrafted.
+
+    ``settings`` gives the draft limit (None: the default one).
+    """
+    limit = (settings or Settings()).max_drafts_per_session
+    chosen, lessons, notes = lesson_findings(traj, list(findings), limit)
+    result = DraftResult(failures=notes)
+    for finding, lesson in zip(chosen, lessons, strict=True):
+        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
+                                               store_context))
+    return result

@@ -13,12 +13,14 @@ wrong lesson is copied into every later session.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..config import Settings
 from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Finding, Trajectory, Verdict
 from ..privacy import redact
@@ -141,13 +143,6 @@ def judge_request(traj: Trajectory, findings: list[Finding], backend: Backend, *
     )
 
 
-def min_confidence(backend: Backend) -> float:
-    """The backend's ``judge_min_confidence`` setting (the default without settings)."""
-    settings = getattr(backend, "settings", None)
-    value = getattr(settings, "judge_min_confidence", MIN_SUCCESS_CONFIDENCE)
-    return float(value) if isinstance(value, (int, float)) else MIN_SUCCESS_CONFIDENCE
-
-
 def parse_judge_reply(reply: LLMReply, decided_by: str, *,
                       threshold: float = MIN_SUCCESS_CONFIDENCE,
                       signals: list[Signal] | None = None) -> tuple[Verdict | None, str | None]:
@@ -174,10 +169,10 @@ def parse_judge_reply(reply: LLMReply, decided_by: str, *,
                    confidence=parsed.confidence, signals=_evidence(signals or [])), None
 
 
-def read_judge_reply(reply: LLMReply, traj: Trajectory,
-                     backend: Backend) -> tuple[Verdict | None, str | None]:
-    """``parse_judge_reply`` with the backend's threshold and ``traj``'s signals as evidence."""
-    return parse_judge_reply(reply, backend.decided_by, threshold=min_confidence(backend),
+def read_judge_reply(reply: LLMReply, traj: Trajectory, backend: Backend,
+                     settings: Settings) -> tuple[Verdict | None, str | None]:
+    """``parse_judge_reply`` with the run's threshold and ``traj``'s signals as evidence."""
+    return parse_judge_reply(reply, backend.decided_by, threshold=settings.judge_min_confidence,
                              signals=collect_signals(traj))
 
 
@@ -187,27 +182,40 @@ def unscored(decided_by: str, why: str) -> Verdict:
                    confidence=0.0, unscored_reason=f"grade_parse_failure: {why}")
 
 
-def judge(traj: Trajectory, findings: list[Finding], backend: Backend) -> Verdict:
-    """Verdict for one run: a deciding signal, else the model (one repair try), else unknown.
+def judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend) -> Verdict:
+    """Verdict for one run: a deciding signal, else the backend's judgement, else unknown.
 
     Args:
         traj: The session.
-        findings: Its findings (their size goes into the prompt).
-        backend: ``heuristic`` never calls a model; ``gemini`` does when no signal decides.
+        findings: Its findings (their size goes into a model's prompt).
+        backend: ``heuristic`` never calls a model; a model backend does when no signal decides.
 
     Returns:
         The verdict with its reason, who decided and the signals it rests on.
     """
-    signals = collect_signals(traj)
-    from_log = verdict_from_signals(signals)
+    return backend.judge(traj, findings)
+
+
+def model_judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend,
+                settings: Settings) -> Verdict:
+    """A model backend's verdict: a deciding signal, else the model (one repair try).
+
+    Args:
+        traj: The session.
+        findings: Its findings.
+        backend: Answers the judging requests.
+        settings: The run settings (``judge_min_confidence``).
+
+    Returns:
+        The verdict; ``unscored`` when neither reply could be used.
+    """
+    from_log = verdict_from_log(traj)
     if from_log is not None:
         return from_log
-    if not backend.uses_model:
-        return undecided(signals)
-    request = judge_request(traj, findings, backend)
-    verdict, why = read_judge_reply(backend.generate(request), traj, backend)
+    request = judge_request(traj, list(findings), backend)
+    verdict, why = read_judge_reply(backend.generate(request), traj, backend, settings)
     if verdict is not None:
         return verdict
-    retry = judge_request(traj, findings, backend, repair=why)
-    verdict, why2 = read_judge_reply(backend.generate(retry), traj, backend)
+    retry = judge_request(traj, list(findings), backend, repair=why)
+    verdict, why2 = read_judge_reply(backend.generate(retry), traj, backend, settings)
     return verdict if verdict is not None else unscored(backend.decided_by, why2 or "no reply")

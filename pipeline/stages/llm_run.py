@@ -8,55 +8,33 @@ all judge and draft requests; round 2: the repair retries of failed attempts, if
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
+from ..config import Settings
 from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Draft, Finding, Trajectory, Verdict
-from .draft import (
-    DraftResult,
-    _settings_of,
-    draft_request,
-    heuristic_drafts,
-    lesson_findings,
-    parse_draft_reply,
-)
+from .draft import draft_request, lesson_findings, parse_draft_reply
+from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
+from .results import SessionResult
 from .view import StoreContext
 
+__all__ = ["SessionProgress", "SessionResult", "analyze_many", "model_sessions",
+           "offline_sessions"]
+
 SessionProgress = Callable[[str, int, int], None]
-
-
-@dataclass
-class SessionResult:
-    """Judge and draft outcome of one session."""
-
-    trajectory: Trajectory
-    """The session."""
-    findings: list[Finding]
-    """Its findings (all of them, not only the drafted ones)."""
-    verdict: Verdict
-    """How the run ended, who decided, or why it is unscored."""
-    drafts: list[Draft] = field(default_factory=list)
-    """Validated candidate playbooks."""
-    failures: list[str] = field(default_factory=list)
-    """Failed attempts and undrafted findings, with reasons."""
-
-    @property
-    def session_id(self) -> str:
-        """The session's id."""
-        return self.trajectory.id
 
 
 class _Session:
     """Pending requests and partial results of one session."""
 
     def __init__(self, traj: Trajectory, findings: list[Finding], backend: Backend,
-                 store: StoreContext) -> None:
+                 store: StoreContext, settings: Settings) -> None:
         self.traj, self.findings, self.backend, self.store = traj, findings, backend, store
+        self.settings = settings
         self.chosen, self.lessons, notes = lesson_findings(
-            traj, findings, _settings_of(backend).max_drafts_per_session)
+            traj, findings, settings.max_drafts_per_session)
         self.verdict: Verdict | None = verdict_from_log(traj)
         self.drafts: list[Draft] | None = None if self.chosen else []
         self.failures: list[str] = notes
@@ -66,7 +44,7 @@ class _Session:
             self.pending.append(judge_request(traj, findings, backend))
         if self.chosen:
             self.pending.append(draft_request(traj, self.chosen, backend, store,
-                                              lessons=self.lessons))
+                                              lessons=self.lessons, settings=settings))
 
     def take(self) -> list[LLMRequest]:
         out, self.pending = self.pending, []
@@ -75,7 +53,7 @@ class _Session:
     def feed(self, request: LLMRequest, reply: LLMReply) -> None:
         decided_by = self.backend.decided_by
         if request.purpose == "judge":
-            verdict, why = read_judge_reply(reply, self.traj, self.backend)
+            verdict, why = read_judge_reply(reply, self.traj, self.backend, self.settings)
             if verdict is not None:
                 self.verdict = verdict
             elif request.attempt == 1:
@@ -85,13 +63,14 @@ class _Session:
                 self.verdict = unscored(decided_by, why or "no reply")
             return
         drafts, why = parse_draft_reply(reply, self.traj, self.chosen, self.verdict,
-                                        self.backend, self.lessons)
+                                        self.backend, self.lessons, settings=self.settings)
         if drafts is not None:
             self.drafts = drafts
         elif request.attempt == 1:
             self.failures.append(f"attempt 1: {why}")
             self.pending.append(draft_request(self.traj, self.chosen, self.backend, self.store,
-                                              repair=why, lessons=self.lessons))
+                                              repair=why, lessons=self.lessons,
+                                              settings=self.settings))
         else:
             self.failures.append(f"undrafted: {why}")
             self.drafts = []
@@ -106,11 +85,15 @@ class _Session:
         return SessionResult(self.traj, self.findings, verdict, drafts, self.failures)
 
 
-def _offline(traj: Trajectory, findings: list[Finding], backend: Backend,
-             store: StoreContext) -> SessionResult:
-    verdict = heuristic_verdict(traj)
-    result: DraftResult = heuristic_drafts(traj, findings, verdict, backend, store)
-    return SessionResult(traj, findings, verdict, result.drafts, result.failures)
+def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend: Backend,
+                     store_context: StoreContext, settings: Settings) -> list[SessionResult]:
+    """The heuristic backend's results: verdicts from the log, drafts from the lessons."""
+    out: list[SessionResult] = []
+    for traj, findings in items:
+        verdict = heuristic_verdict(traj)
+        result = heuristic_drafts(traj, findings, verdict, backend, store_context, settings)
+        out.append(SessionResult(traj, findings, verdict, result.drafts, result.failures))
+    return out
 
 
 def _online(session: _Session) -> SessionResult:
@@ -123,7 +106,7 @@ def _online(session: _Session) -> SessionResult:
 
 
 def analyze_many(
-    items: list[tuple[Trajectory, list[Finding]]],
+    items: Sequence[tuple[Trajectory, list[Finding]]],
     backend: Backend,
     store_context: StoreContext,
     *,
@@ -144,9 +127,35 @@ def analyze_many(
     Returns:
         One ``SessionResult`` per item.
     """
-    if not backend.uses_model:
-        return [_offline(t, f, backend, store_context) for t, f in items]
-    sessions = [_Session(t, f, backend, store_context) for t, f in items]
+    return backend.analyze_sessions(items, store_context, concurrency=concurrency, batch=batch,
+                                    progress=progress)
+
+
+def model_sessions(
+    items: Sequence[tuple[Trajectory, list[Finding]]],
+    backend: Backend,
+    store_context: StoreContext,
+    settings: Settings,
+    *,
+    concurrency: int = 4,
+    batch: bool = False,
+    progress: SessionProgress | None = None,
+) -> list[SessionResult]:
+    """A model backend's results: a bounded pool of sessions online, or Batch Mode rounds.
+
+    Args:
+        items: (trajectory, findings) pairs.
+        backend: Answers the judge and draft requests.
+        store_context: Categories and titles of the store.
+        settings: The run settings (draft limit, view budget, judge threshold).
+        concurrency: Online calls in flight at once.
+        batch: Send all requests as Batch Mode jobs (half price) instead.
+        progress: Called with ``(what, done, total)``.
+
+    Returns:
+        One ``SessionResult`` per item.
+    """
+    sessions = [_Session(t, f, backend, store_context, settings) for t, f in items]
     if not batch:
         results: list[SessionResult | None] = [None] * len(sessions)
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
