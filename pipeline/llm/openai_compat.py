@@ -4,7 +4,7 @@ Ollama, vLLM, llama.cpp's server, LM Studio and a LiteLLM proxy all do, so logs 
 the team's own machines. Configured by ``ORF_OPENAI_BASE_URL`` and ``ORF_OPENAI_MODEL``, with
 an optional ``ORF_OPENAI_API_KEY`` (a local server checks none). Replies are asked for as
 ``response_format`` ``json_schema``; a server that rejects it (400 naming ``response_format``)
-is asked for ``json_object`` from then on, with the schema in the system message, and each
+(or 422) is asked for ``json_object`` from then on, with the schema in the system message, and each
 reply is checked against the schema here, so an off-schema answer is an unusable reply.
 """
 
@@ -120,8 +120,14 @@ def json_mode_problem(text: str | None, schema: Mapping[str, Any]) -> str | None
 # ---- the provider ----
 
 
-def _rejects_json_schema(exc: openai.BadRequestError) -> bool:
-    """True when a 400 says the server does not take ``response_format`` ``json_schema``."""
+REJECTION_STATUS = frozenset({400, 422})
+"""Statuses a server without structured outputs answers ``json_schema`` with (422: FastAPI)."""
+
+
+def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
+    """True when a 400/422 says the server does not take ``response_format`` ``json_schema``."""
+    if exc.status_code not in REJECTION_STATUS:
+        return False
     return exc.param == "response_format" or "response_format" in str(exc.message)
 
 
@@ -188,7 +194,7 @@ class OpenAICompatProvider(Provider):
         json_mode = self.json_mode
         try:
             response = self._create(request, timeout_s, json_mode=json_mode)
-        except openai.BadRequestError as exc:
+        except openai.APIStatusError as exc:
             if json_mode or not _rejects_json_schema(exc):
                 raise
             with self._mode_lock:

@@ -6,8 +6,9 @@ Replies come from a queue, then from a callable, then from an automatic responde
 the request's JSON schema (the one of ``fake_gemini``, fed the same text). Faults can be
 queued: any HTTP status (429 with a ``Retry-After`` header), slow replies (client timeouts),
 invalid JSON, no choices, ``finish_reason`` ``length`` or ``content_filter``. A server made
-with ``json_schema=False`` answers ``response_format`` ``json_schema`` with the 400 that
-llama.cpp and older vLLM send, as servers with JSON mode only do. Every request is recorded.
+with ``json_schema=False`` answers ``response_format`` ``json_schema`` with a 400 (or
+``reject_status``: 422 as FastAPI servers do), as servers with JSON mode only do. Every
+request is recorded.
 
 Example:
     with FakeOpenAI() as server:
@@ -189,12 +190,14 @@ class FakeOpenAI:
         *,
         responder: Responder | None = None,
         json_schema: bool = True,
+        reject_status: int = 400,
         latency_s: float = 0.0,
         model: str = "fake-model",
     ) -> None:
         self.queue: collections.deque[Item] = collections.deque(responses)
         self.responder = responder
         self.json_schema = json_schema
+        self.reject_status = reject_status
         self.latency_s = latency_s
         self.model = model
         self.requests: list[RecordedRequest] = []
@@ -266,7 +269,8 @@ class FakeOpenAI:
         """Status, JSON and headers for one chat-completion request body."""
         fmt = body.get("response_format") or {}
         if not self.json_schema and fmt.get("type") == "json_schema":
-            return 400, _error(400, REJECTED_FORMAT, param="response_format"), {}
+            status = self.reject_status
+            return status, _error(status, REJECTED_FORMAT, param="response_format"), {}
         self.wait(self.latency_s)
         item = self.next_item(body)
         if isinstance(item, Fault) and item.kind == "slow":
