@@ -18,8 +18,9 @@ from .app import (
     main,
     settings_from,
 )
+from .backends import BackendChoice, backend_help
 
-BACKENDS = click.Choice(["heuristic", "gemini"])
+BACKENDS = BackendChoice()
 EVAL_FILES = ("report.json", "results.json", "reward.txt", "result.json")
 """Names of the evaluation files that live beside trajectories (skipped quietly)."""
 
@@ -49,7 +50,7 @@ def _backend(name: str, model: str | None, ledger: Path | None) -> Any:
 @click.argument("labels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--backend", type=BACKENDS, default="heuristic", show_default=True,
-              help="Judge to measure.")
+              help=backend_help("Judge to measure"))
 @click.option("--compare", type=BACKENDS, default=None,
               help="Also measure this backend on the same sessions.")
 @click.option("--swebench-reports", "reports", type=click.Path(exists=True, file_okay=False,

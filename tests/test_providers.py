@@ -1,0 +1,134 @@
+"""The provider seam: a toy provider registered here runs `orf analyze --draft` end to end.
+
+It shows what adding a backend takes (a ``Provider`` subclass and one ``ProviderSpec``), that
+the shared wrapper records its calls in the ledger, and the registry's error lines.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any, ClassVar
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import FIXTURES
+
+from pipeline.cli import main
+from pipeline.config import Settings
+from pipeline.errors import BackendError
+from pipeline.llm.backend import LLMRequest
+from pipeline.llm.provider import Envelope, Provider
+from pipeline.llm.registry import PROVIDERS, ProviderSpec, backend_names, get_backend
+
+SESSION = FIXTURES / "atif" / "calc.atif.json"
+TOY_REASON = "the toy read the end of the run and calls it a failure"
+TOY_TITLE = "ModuleNotFoundError under pytest: put the package directory on the import path"
+TOY_DRAFT = {
+    "finding": 0, "title": TOY_TITLE,
+    "description": "Trigger when pytest stops on ModuleNotFoundError for the project's package.",
+    "domain": "python-tooling", "keywords": ["pytest", "modulenotfounderror", "pythonpath"],
+    "complexity": "low", "objective": "Make the tests import the project's package.",
+    "trap": "Re-running pytest unchanged repeats the same ModuleNotFoundError.",
+    "insight": "A missing module under pytest means the package directory is not on the "
+               "import path; add it to the path instead of re-running.",
+    "validated_path": "1. `PYTHONPATH=src pytest tests/test_calc.py`",
+    "checklist": ["`PYTHONPATH=src pytest tests/test_calc.py` passes"],
+}
+
+
+class ToyProvider(Provider):
+    """Canned replies: a verdict for judge requests, one playbook for draft requests."""
+
+    name: ClassVar[str] = "toy"
+
+    def __init__(self) -> None:
+        self.model = "toy-1"
+
+    def send(self, request: LLMRequest, timeout_s: float | None) -> Envelope:
+        """The canned reply for the request's purpose."""
+        reply: dict[str, Any] = (
+            {"outcome": "failure", "reason": TOY_REASON, "confidence": 0.9}
+            if request.purpose == "judge" else {"drafts": [TOY_DRAFT]})
+        return {"text": json.dumps(reply), "finish": "stop", "tokens_in": 100, "tokens_out": 10}
+
+
+@pytest.fixture
+def toy(monkeypatch: pytest.MonkeyPatch) -> ProviderSpec:
+    """The toy backend, registered for one test (a plugin would call register_provider)."""
+    spec = ProviderSpec(name="toy", factory=lambda settings, client: ToyProvider(),
+                        help="canned replies (tests)", offline=True)
+    monkeypatch.setitem(PROVIDERS, spec.name, spec)
+    return spec
+
+
+def test_orf_analyze_drafts_with_a_registered_toy_provider(
+        toy: ProviderSpec, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "logs" / SESSION.name
+    log.parent.mkdir()
+    shutil.copy(SESSION, log)
+    ledger = tmp_path / "ledger.db"
+    monkeypatch.setenv("ORF_LEDGER", str(ledger))
+    result = CliRunner().invoke(main, ["analyze", str(log), "--draft", "--backend", "toy",
+                                       "--json"])
+    assert result.exit_code == 0, result.output
+    [doc] = [orjson.loads(line) for line in result.stdout.splitlines() if line.strip()]
+    assert doc["verdict"]["decided_by"] == "toy:toy-1"
+    assert doc["verdict"]["outcome"] == "failure"
+    assert doc["verdict"]["reason"] == TOY_REASON
+    assert [d["title"] for d in doc["drafts"]] == [TOY_TITLE]
+    assert doc["drafts"][0]["provenance"]["backend"] == "toy"
+    assert doc["drafts"][0]["provenance"]["model"] == "toy-1"
+    with sqlite3.connect(ledger) as db:
+        rows = db.execute("SELECT model, purpose, status, tokens_in, tokens_out, cost_usd "
+                          "FROM llm_calls ORDER BY id").fetchall()
+    assert rows == [("toy-1", "judge", "ok", 100, 10, 0.0), ("toy-1", "draft", "ok", 100, 10, 0.0)]
+    # Same request again: both answers come from the ledger, recorded as cache hits.
+    again = CliRunner().invoke(main, ["analyze", str(log), "--draft", "--backend", "toy",
+                                      "--json"])
+    assert again.exit_code == 0, again.output
+    assert orjson.loads(again.stdout)["drafts"][0]["title"] == TOY_TITLE
+    with sqlite3.connect(ledger) as db:
+        statuses = [r[0] for r in db.execute("SELECT status FROM llm_calls ORDER BY id")]
+    assert statuses == ["ok", "ok", "cached", "cached"]
+
+
+def test_the_toy_is_listed_in_orf_config_and_the_backend_choices(toy: ProviderSpec) -> None:
+    assert backend_names()[-1] == "toy"
+    out = CliRunner().invoke(main, ["config"])
+    assert out.exit_code == 0, out.output
+    assert "  toy" in out.output and "canned replies (tests)" in out.output
+    data = orjson.loads(CliRunner().invoke(main, ["config", "--json"]).output)
+    assert {"name": "toy", "offline": True, "help": "canned replies (tests)"} in data["backends"]
+
+
+def test_an_unknown_backend_lists_the_registered_ones() -> None:
+    known = ", ".join(sorted(PROVIDERS))
+    with pytest.raises(BackendError) as caught:
+        get_backend(Settings(backend="nope"))
+    assert str(caught.value) == f"unknown backend 'nope' - use one of: {known}"
+    out = CliRunner().invoke(main, ["analyze", str(SESSION), "--draft", "--backend", "nope"])
+    assert out.exit_code == 2
+    choices = ", ".join(f"'{name}'" for name in backend_names())
+    assert f"Invalid value for '--backend': 'nope' is not one of {choices}." in out.output
+
+
+@pytest.mark.parametrize(("backend", "module", "hint"), [
+    ("gemini", "google.genai",
+     "The gemini backend needs the 'google-genai' package - run: pip install google-genai"),
+    ("openai-compatible", "openai",
+     "The openai-compatible backend needs the 'openai' package - run: pip install "
+     "'orf-pipeline[openai]'"),
+])
+def test_a_missing_sdk_names_the_pip_line(backend: str, module: str, hint: str,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    if backend not in PROVIDERS:
+        pytest.skip(f"{backend} is not registered")
+    monkeypatch.setitem(sys.modules, module, None)  # `import module` now raises ImportError
+    with pytest.raises(BackendError) as caught:
+        get_backend(Settings(backend=backend))
+    assert str(caught.value) == hint
