@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import orjson
 import pytest
+from _llm_helpers import fast_retry_waits  # noqa: F401
 from click.testing import CliRunner
 from conftest import FIXTURES
 
@@ -132,3 +133,79 @@ def test_a_missing_sdk_names_the_pip_line(backend: str, module: str, hint: str,
     with pytest.raises(BackendError) as caught:
         get_backend(Settings(backend=backend))
     assert str(caught.value) == hint
+
+
+class Flaky(Exception):
+    """A transport error whose provider asks for a given wait (None: not retryable)."""
+
+    def __init__(self, wait: float | None) -> None:
+        super().__init__(f"flaky (wait {wait})")
+        self.wait = wait
+
+
+class ScriptedProvider(ToyProvider):
+    """Raises the queued errors first, then answers like the toy."""
+
+    def __init__(self, errors: list[Flaky]) -> None:
+        super().__init__()
+        self.errors = errors
+        self.sent = 0
+
+    def send(self, request: LLMRequest, timeout_s: float | None) -> Envelope:
+        """The next queued error, else the canned reply."""
+        self.sent += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return super().send(request, timeout_s)
+
+    def retry_delay(self, exc: BaseException) -> float | None:
+        """The wait the error carries."""
+        return exc.wait if isinstance(exc, Flaky) else None
+
+
+def _judge_request(prompt: str = "the run ended") -> LLMRequest:
+    return LLMRequest(key=f"k-{prompt}", purpose="judge", session_id="s1", system="judge",
+                      prompt=prompt, schema={"type": "object"})
+
+
+def _backend(provider: Provider, tmp_path: Path) -> tuple[Any, sqlite3.Connection]:
+    from pipeline.ledger import Ledger
+    from pipeline.llm.service import ModelBackend
+
+    ledger = Ledger(tmp_path / "ledger.db")
+    return ModelBackend(provider, Settings(max_attempts=3), ledger), sqlite3.connect(
+        tmp_path / "ledger.db")
+
+
+def test_the_wrapper_waits_what_the_provider_says_then_records_the_answer(
+        tmp_path: Path, fast_retry_waits: list[float]) -> None:  # noqa: F811
+    provider = ScriptedProvider([Flaky(7.0), Flaky(500.0)])
+    backend, db = _backend(provider, tmp_path)
+    reply = backend.generate(_judge_request())
+    assert reply.ok and json.loads(reply.text)["reason"] == TOY_REASON
+    # A server's wait is honoured, and capped at 120 s whatever it asks.
+    assert fast_retry_waits == [7.0, 120.0]
+    assert provider.sent == 3
+    rows = db.execute("SELECT status, error FROM llm_calls").fetchall()
+    assert rows == [("ok", None)]
+
+
+def test_a_non_retryable_error_is_one_attempt_recorded_with_the_providers_line(
+        tmp_path: Path, fast_retry_waits: list[float]) -> None:  # noqa: F811
+    provider = ScriptedProvider([Flaky(None)])
+    backend, db = _backend(provider, tmp_path)
+    reply = backend.generate(_judge_request())
+    assert reply.text is None and reply.error == "Flaky: flaky (wait None)"
+    assert provider.sent == 1 and fast_retry_waits == []
+    assert db.execute("SELECT status, error FROM llm_calls").fetchall() == [
+        ("failed", "Flaky: flaky (wait None)")]
+
+
+def test_a_request_holding_a_credential_never_reaches_the_provider(tmp_path: Path) -> None:
+    provider = ScriptedProvider([])
+    backend, db = _backend(provider, tmp_path)
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    reply = backend.generate(_judge_request(f"git push https://x:{token}@github.com/o/r"))
+    assert reply.error == "refused: credential-shaped string (github-token) in request"
+    assert provider.sent == 0
+    assert db.execute("SELECT status FROM llm_calls").fetchall() == [("failed",)]
