@@ -18,7 +18,6 @@ from .app import (
     settings_from,
     store_option,
 )
-from .backends import BackendChoice, backend_help
 from .checks import check_format, no_sessions_line, report_skipped, require_store
 
 
@@ -29,11 +28,10 @@ from .checks import check_format, no_sessions_line, report_skipped, require_stor
 @click.option("--draft", is_flag=True, help="Also judge and draft playbooks (writes nothing).")
 @click.option(
     "--backend",
-    type=BackendChoice(),
+    type=click.Choice(["gemini", "heuristic"]),
     envvar="ORF_BACKEND",
     default=None,
-    help=backend_help("LLM backend for --draft (default gemini when a key is set, else "
-                      "heuristic)"),
+    help="LLM backend for --draft (default gemini when a key is set, else heuristic).",
 )
 @click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
@@ -89,8 +87,9 @@ def analyze(
     issues: list = []  # type: ignore[type-arg]
     skipped: list[Skipped] = []
     reports = []
+    # Only the JSON and HTML reports show repeated steps: the scan marks them for those.
     for report in analyze_paths(paths, settings, issues, fmt=fmt, draft=draft,
-                                skipped=skipped):
+                                skipped=skipped, repeats=as_json or html_path is not None):
         reports.append(report)
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(session_json(report, with_drafts=draft)) + b"\n")

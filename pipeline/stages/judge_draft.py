@@ -1,0 +1,45 @@
+"""Stage 4 of ``orf mine``: the selected sessions judged and drafted (``llm_run.analyze_many``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..run_events import Emit, Progress
+from .scan import SessionScan
+from .view import StoreContext
+from .write import pause_point
+
+if TYPE_CHECKING:
+    from .results import SessionResult
+
+
+def judge_and_draft(sessions: Sequence[SessionScan], backend: Any, context: StoreContext, *,
+                    concurrency: int, batch: bool, emit: Emit) -> list[SessionResult]:
+    """One result per session with a trajectory, in order; emits ``Progress`` per session.
+
+    Args:
+        sessions: The selected sessions.
+        backend: Judges and drafts.
+        context: What the store holds (known domains and titles).
+        concurrency: Online requests in flight at once.
+        batch: Send every request as Batch Mode jobs instead.
+        emit: Receives the progress events.
+    """
+    from .llm_run import analyze_many
+
+    done = 0
+
+    def on_progress(what: str, n: int, total: int) -> None:
+        nonlocal done
+        emit(Progress(what, n, total))
+        if n > done:
+            done = n
+            pause_point("drafting")
+
+    items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]
+    results = list(analyze_many(items, backend, context, concurrency=concurrency,
+                                batch=batch, progress=on_progress))
+    if not done:
+        pause_point("drafting")  # the offline backend reports no progress
+    return results
