@@ -18,6 +18,7 @@ from .app import (
     settings_from,
     store_option,
 )
+from .backends import BackendChoice, backend_help
 from .checks import check_format, no_sessions_line, report_skipped, require_store
 
 
@@ -28,10 +29,11 @@ from .checks import check_format, no_sessions_line, report_skipped, require_stor
 @click.option("--draft", is_flag=True, help="Also judge and draft playbooks (writes nothing).")
 @click.option(
     "--backend",
-    type=click.Choice(["gemini", "heuristic"]),
+    type=BackendChoice(),
     envvar="ORF_BACKEND",
     default=None,
-    help="LLM backend for --draft (default gemini when a key is set, else heuristic).",
+    help=backend_help("LLM backend for --draft (default gemini when a key is set, else "
+                      "heuristic)"),
 )
 @click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),

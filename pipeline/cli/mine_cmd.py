@@ -31,6 +31,7 @@ from .app import (
     settings_from,
     store_option,
 )
+from .backends import BackendChoice, backend_help
 from .checks import (
     check_format,
     no_sessions_line,
@@ -118,8 +119,9 @@ class _Progress:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @store_option
 @ledger_option
-@click.option("--backend", type=click.Choice(["gemini", "heuristic"]), default=None,
-              help="LLM backend (default gemini when a key is set, else heuristic).")
+@click.option("--backend", type=BackendChoice(), default=None,
+              help=backend_help("LLM backend (default gemini when a key is set, else "
+                                "heuristic)"))
 @click.option("--model", default=None, help="Gemini model for judge and draft.")
 @click.option("--batch", is_flag=True, help="Send judge/draft requests as one Gemini batch job "
               "(half price, slower).")
