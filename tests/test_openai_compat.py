@@ -9,6 +9,7 @@ tests' ones (429 with Retry-After, 5xx, timeout, bad JSON), plus a server that r
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections import deque
@@ -179,6 +180,15 @@ def test_backend_is_listed_and_missing_config_names_the_variable(
     assert result.stderr.splitlines() == [
         "Error: the openai-compatible backend needs ORF_OPENAI_BASE_URL "
         "(e.g. ORF_OPENAI_BASE_URL=http://127.0.0.1:11434/v1)"]
+
+
+def test_missing_sdk_gives_the_pip_line(server: FakeOpenAI,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "openai", None)  # import openai now raises ImportError
+    with pytest.raises(BackendError) as caught:
+        backend_for(None)
+    assert str(caught.value) == ("The openai-compatible backend needs the 'openai' package - "
+                                 "run: pip install 'orf-pipeline[openai]'")
 
 
 def test_api_key_is_sent_as_bearer(server: FakeOpenAI, tmp_path: Path,
