@@ -202,7 +202,7 @@ class Provenance(BaseModel):
     @classmethod
     def for_draft(cls, *, session_id: str, source_path: str, format: str | None,
                   agent: str | None, signature: str, finding_kind: str, steps: list[int],
-                  source_ids: list[str], wasted_steps: int, wasted_tokens: int,
+                  source_ids: list[str], wasted_steps: int, wasted_tokens: int | None,
                   verdict: str | None, verdict_by: str | None, backend: str,
                   model: str | None, drafted_by: str) -> Provenance:
         """Where a fresh draft came from: session, steps, signature, verdict, backend/model."""

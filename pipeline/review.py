@@ -18,6 +18,7 @@ from . import gitutil
 from .errors import StoreError
 from .fsutil import store_lock
 from .ledger import Ledger
+from .provenance import Provenance, VerdictRef
 
 _EXP_PATH = re.compile(r"(?:^|/)([a-z0-9][a-z0-9-]*)/(EXP-\d{8}-\d{4})\.md$")
 
@@ -57,27 +58,17 @@ class Candidate:
         return dict(self.__dict__)
 
 
-def _sessions(prov: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for s in prov.get("sessions") or []:
-        if isinstance(s, dict):
-            out.append(s)
-        else:
-            out.append({"id": str(s)})
-    return out
-
-
-def _verdict(prov: dict[str, Any]) -> str:
-    v = prov.get("verdict")
-    if isinstance(v, dict):
-        text = f"{v.get('outcome', 'unknown')} ({v.get('decided_by', '?')})"
-        return f"{text}: {v['reason']}" if v.get("reason") else text
+def _verdict(prov: Provenance) -> str:
+    v = prov.verdict
+    if isinstance(v, VerdictRef):
+        text = f"{v.outcome or 'unknown'} ({v.decided_by or '?'})"
+        return f"{text}: {v.reason}" if v.reason else text
     return str(v) if v else ""
 
 
 def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
     """Build a ``Candidate`` from a store ``Experience``."""
-    prov = exp.provenance if isinstance(getattr(exp, "provenance", None), dict) else {}
+    prov = Provenance.read(getattr(exp, "provenance", None))
     try:
         rel = str(Path(exp.path).resolve().relative_to(root.resolve()))
     except ValueError:
@@ -87,16 +78,17 @@ def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
         count = ledger.reinforcement_count(exp.id)[0]
     return Candidate(
         exp_id=exp.id, path=rel, domain=exp.domain, title=exp.title, trap=exp.trap,
-        insight=exp.insight, signature=prov.get("signature"), sessions=_sessions(prov),
-        wasted_steps=int(prov.get("wasted_steps") or 0), verdict=_verdict(prov),
-        related_to=prov.get("related_to"), reinforcements=count,
+        insight=exp.insight, signature=prov.signature,
+        sessions=[s.as_mapping() for s in prov.sessions],
+        wasted_steps=prov.wasted_steps or 0, verdict=_verdict(prov),
+        related_to=prov.related_to, reinforcements=count,
         evidence=_evidence(exp, prov, ledger),
-        replaces=[str(i) for i in prov.get("consolidates") or []],
-        consolidation=prov.get("consolidation"),
+        replaces=list(prov.consolidates or []),
+        consolidation=prov.consolidation,
     )
 
 
-def _evidence(exp: Any, prov: dict[str, Any], ledger: Ledger | None) -> dict[str, int]:
+def _evidence(exp: Any, prov: Provenance, ledger: Ledger | None) -> dict[str, int]:
     """What the playbook would have saved: from the ledger's history of its signatures.
 
     Without history (no ledger, or sessions mined before it was kept) the provenance's own
@@ -104,10 +96,9 @@ def _evidence(exp: Any, prov: dict[str, Any], ledger: Ledger | None) -> dict[str
     """
     from .stages.dedupe import known_from_experience
 
-    sessions = _sessions(prov)
-    fallback = {"sessions": len(sessions),
-                "wasted_steps": int(prov.get("wasted_steps") or 0) or sum(
-                    int(s.get("wasted_steps") or 0) for s in sessions),
+    fallback = {"sessions": len(prov.sessions),
+                "wasted_steps": prov.wasted_steps or sum(
+                    s.wasted_steps or 0 for s in prov.sessions),
                 "wasted_tokens": 0}
     if ledger is None:
         return fallback

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Draft
+from ..provenance import Provenance
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
@@ -81,13 +82,11 @@ class DuplicateJudge(Protocol):
 
 def draft_signature(draft: Draft) -> str:
     """The finding signature a draft was made from (falls back to a hash of its title)."""
-    prov = draft.provenance or {}
-    sig = prov.get("signature")
-    if isinstance(sig, str) and sig:
-        return sig
-    sigs = prov.get("signatures")
-    if isinstance(sigs, list) and sigs and isinstance(sigs[0], str):
-        return sigs[0]
+    prov = Provenance.read(draft.provenance)
+    if prov.signature:
+        return prov.signature
+    if prov.signatures:
+        return prov.signatures[0]
     from ..hashing import value_hash  # local: only needed for provenance-less drafts
 
     return value_hash({"title": draft.title.strip().lower()})
@@ -95,12 +94,8 @@ def draft_signature(draft: Draft) -> str:
 
 def draft_signatures(draft: Draft) -> set[str]:
     """Every finding signature recorded in a draft's provenance."""
-    prov = draft.provenance or {}
-    out = {draft_signature(draft)}
-    sigs = prov.get("signatures")
-    if isinstance(sigs, list):
-        out.update(s for s in sigs if isinstance(s, str) and s)
-    return out
+    signatures = Provenance.read(draft.provenance).signatures or []
+    return {draft_signature(draft), *(s for s in signatures if s)}
 
 
 _TITLE_NOISE = re.compile(r"[^a-z0-9]+")
@@ -118,15 +113,8 @@ def draft_text(draft: Draft) -> str:
 
 def known_from_experience(exp: Any, extra_signatures: Iterable[str] = ()) -> Known:
     """Build a ``Known`` from a store ``Experience`` (attribute names as ``create_experience``)."""
-    prov = getattr(exp, "provenance", None) or {}
-    sigs = set(extra_signatures)
-    if isinstance(prov, dict):
-        for key in ("signature", "signatures"):
-            value = prov.get(key)
-            if isinstance(value, str) and value:
-                sigs.add(value)
-            elif isinstance(value, list):
-                sigs.update(v for v in value if isinstance(v, str) and v)
+    prov = Provenance.read(getattr(exp, "provenance", None))
+    sigs = set(extra_signatures) | prov.all_signatures()
     return Known(
         id=str(exp.id),
         title=str(getattr(exp, "title", "") or ""),
@@ -343,7 +331,7 @@ class LlmDuplicateJudge:
         )
         request = LLMRequest(
             key=self.backend.cache_key(DECIDE_SYSTEM, prompt, DECIDE_SCHEMA), purpose="dedupe",
-            session_id=str((draft.provenance or {}).get("sessions", [""])[0]),
+            session_id=(Provenance.read(draft.provenance).session_ids() or [""])[0],
             system=DECIDE_SYSTEM, prompt=prompt, schema=DECIDE_SCHEMA, max_output_tokens=256,
         )
         reply = self.backend.generate(request)

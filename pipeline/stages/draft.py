@@ -28,6 +28,7 @@ from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from ..privacy import redact
 from ..prompts import load_prompt
+from ..provenance import Provenance
 from .judge import REPAIR_HINT, verdict_from_log
 from .results import DraftResult
 from .view import StoreContext, build_view
@@ -211,23 +212,14 @@ def draft_request(
 def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, backend: Backend,
                drafted_by: str) -> dict[str, Any]:
     """Where a draft came from: session, steps, signature, verdict, backend/model."""
-    return {
-        "sessions": [traj.id],
-        "source_paths": [traj.source.path],
-        "format": traj.source.format,
-        "agent": traj.agent,
-        "signature": finding.signature,
-        "finding_kind": finding.kind,
-        "step_range": [finding.steps[0], finding.steps[-1]] if finding.steps else [],
-        "source_ids": finding.source_ids[:50],
-        "wasted_steps": finding.wasted_steps,
-        "wasted_tokens": finding.wasted_tokens,
-        "verdict": verdict.outcome if verdict else None,
-        "verdict_by": verdict.decided_by if verdict else None,
-        "backend": backend.name,
-        "model": backend.model,
-        "drafted_by": drafted_by,
-    }
+    return Provenance.for_draft(
+        session_id=traj.id, source_path=traj.source.path, format=traj.source.format,
+        agent=traj.agent, signature=finding.signature, finding_kind=finding.kind,
+        steps=finding.steps, source_ids=finding.source_ids,
+        wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
+        verdict=verdict.outcome if verdict else None,
+        verdict_by=verdict.decided_by if verdict else None,
+        backend=backend.name, model=backend.model, drafted_by=drafted_by).wire()
 
 
 def _names_cause(insight: str, lesson: Lesson) -> bool:
@@ -324,9 +316,9 @@ def parse_draft_reply(
         if problem is not None:
             return None, f"invalid reply: draft {n}: {problem}"
         if lesson is not None:
-            draft.provenance["signatures"] = [findings[index].signature, lesson.signature]
-            draft.provenance["lesson"] = {"class": lesson.error_class, "target": lesson.target,
-                                          "delta": lesson.fix.kinds}
+            draft.provenance = Provenance.read(draft.provenance).with_lesson(
+                findings[index].signature, lesson.signature, lesson.error_class,
+                lesson.target, lesson.fix.kinds).wire()
         drafts.append(draft)
     return drafts, None
 

@@ -18,6 +18,7 @@ from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
 from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
+from ..provenance import Provenance
 from .draft import lesson_findings, provenance
 from .results import DraftResult
 from .view import StoreContext
@@ -343,12 +344,11 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     complexity: Literal["low", "medium", "high"] = (
         "low" if lesson.attempts <= 2 else "medium" if lesson.attempts <= 4 else "high")
     objective = _objective(lesson)
-    prov = provenance(traj, finding, verdict, backend, "heuristic")
     # The finding's signature stays the key (review, ledger); the lesson's joins it, so the
     # same lesson from another session or finding is a duplicate of this playbook.
-    prov["signatures"] = [finding.signature, lesson.signature]
-    prov["lesson"] = {"class": lesson.error_class, "target": lesson.target,
-                      "delta": lesson.fix.kinds}
+    prov = Provenance.read(provenance(traj, finding, verdict, backend, "heuristic")).with_lesson(
+        finding.signature, lesson.signature, lesson.error_class, lesson.target,
+        lesson.fix.kinds).wire()
     return Draft(
         title=title(lesson), description=bound(description, 1024), domain=domain,
         domain_title=domain_title, domain_description=domain_desc, keywords=keywords,

@@ -27,10 +27,8 @@ from ..fsutil import remove_stale_temps
 from ..hashing import value_hash
 from ..ledger import Ledger, WriteIntent
 from ..model import Draft
+from ..provenance import Provenance, SessionRef
 from .dedupe import Decision
-
-PROVENANCE_VERSION = 1
-"""Version of the ``provenance`` mapping we write; bump when keys change meaning."""
 
 PAUSE_ENV = "ORF_TEST_PAUSE_AT"
 """Test hook: ``ORF_TEST_PAUSE_AT=<point>`` makes the process announce ``orf: paused at
@@ -186,21 +184,10 @@ def done_key(ledger: Ledger, key: str) -> str | None:
 
 def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
                 key: str, seen: str) -> dict[str, Any]:
-    prov: dict[str, Any] = {"version": PROVENANCE_VERSION}
-    prov.update(item.draft.provenance or {})
-    prov.update({
-        "write_key": key,
-        "signature": item.signature,
-        "backend": prov.get("backend") or backend,
-        "model": prov.get("model") or model,
-        "first_seen": prov.get("first_seen") or seen,
-        "last_seen": seen,
-        "wasted_steps": item.wasted_steps,
-    })
-    prov.setdefault("sessions", [item.session_id])
-    if related_to:
-        prov["related_to"] = related_to
-    return prov
+    return Provenance.read(item.draft.provenance).for_write(
+        write_key=key, signature=item.signature, backend=backend, model=model, seen=seen,
+        wasted_steps=item.wasted_steps, session_id=item.session_id,
+        related_to=related_to).wire()
 
 
 def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
@@ -294,22 +281,18 @@ def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> N
     if read is None or update is None:
         return
     try:
-        prov = dict(read(exp_id).provenance or {})
+        prov = Provenance.read(read(exp_id).provenance)
     except (StoreError, OSError):
         return
-    sessions = list(prov.get("sessions") or [])
-    known = {s.get("id") if isinstance(s, dict) else s for s in sessions}
-    if item.session_id in known:
+    # The draft's own reference to the session (path, steps) when it has one.
+    entry = next((s for s in Provenance.read(item.draft.provenance).sessions
+                  if not s.is_bare and s.id == item.session_id),
+                 SessionRef(id=item.session_id))
+    grown = prov.reinforced(entry, seen)
+    if grown is prov:
         return
-    entry = dict(next((s for s in (item.draft.provenance or {}).get("sessions", [])
-                       if isinstance(s, dict) and s.get("id") == item.session_id),
-                      {"id": item.session_id}))
-    sessions.append(entry)
-    prov["sessions"] = sessions
-    prov["reinforcements"] = int(prov.get("reinforcements") or 0) + 1
-    prov["last_seen"] = seen
     try:
-        update(exp_id, prov)
+        update(exp_id, grown.wire())
     except (StoreError, OSError):
         return
 
