@@ -409,3 +409,42 @@ def test_price_comes_from_settings_else_free(server: FakeOpenAI, tmp_path: Path)
             rows = ledger.db.execute("SELECT tokens_in, cost_usd FROM llm_calls").fetchall()
         assert len(rows) == 2 and all(r[0] > 0 for r in rows)
         assert all(r[1] == (float(r[0]) if priced else 0.0) for r in rows), rows
+
+
+JUDGE_SCHEMA = json.loads((Path(__file__).resolve().parent.parent / "prompts" /
+                           "judge.schema.json").read_text())
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    (JUDGE_OK, None),
+    ("", None),  # left to the empty-reply reason
+    ("{outcome: failure", "invalid JSON: "),
+    ('["failure"]', "invalid reply: reply is not object"),
+    ('{"outcome": "maybe", "reason": "r", "confidence": 0.5}',
+     "invalid reply: reply.outcome is not one of ['failure', 'success', 'unknown']"),
+    ('{"outcome": "failure", "reason": "r", "confidence": true}',
+     "invalid reply: reply.confidence is not number"),
+    ('{"outcome": "failure", "reason": 3, "confidence": 1}',
+     "invalid reply: reply.reason is not string"),
+])
+def test_json_mode_check_against_the_judge_schema(text: str, why: str | None) -> None:
+    from pipeline.llm.openai_compat import json_mode_problem
+
+    found = json_mode_problem(text, JUDGE_SCHEMA)
+    if why is None:
+        assert found is None
+    else:
+        assert found is not None and found.startswith(why), found
+
+
+def test_json_mode_check_against_the_draft_schema() -> None:
+    from pipeline.llm.openai_compat import json_mode_problem
+    from pipeline.stages.draft import draft_schema
+
+    schema = draft_schema(3)
+    assert json_mode_problem(DRAFT_OK, schema) is None
+    item = {k: v for k, v in GOOD_DRAFT.items() if k != "finding"}
+    assert json_mode_problem(json.dumps({"drafts": [item]}), schema) == (
+        "invalid reply: reply.drafts[0] lacks 'finding'")
+    assert json_mode_problem('{"drafts": "none"}', schema) == (
+        "invalid reply: reply.drafts is not array")
