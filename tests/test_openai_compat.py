@@ -9,6 +9,7 @@ tests' ones (429 with Retry-After, 5xx, timeout, bad JSON), plus a server that r
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import threading
 import time
@@ -36,6 +37,7 @@ from pipeline.errors import BackendError
 from pipeline.ledger import Ledger
 from pipeline.llm.backend import Backend, LLMRequest
 from pipeline.llm.registry import backend_names, get_backend
+from pipeline.orf import Store
 from pipeline.stages.draft import draft
 from pipeline.stages.judge import judge
 from pipeline.stages.llm_run import analyze_many
@@ -158,6 +160,31 @@ def test_analyze_draft_through_the_cli(server: FakeOpenAI, tmp_path: Path) -> No
     with Ledger(tmp_path / ".orf" / "ledger.db") as ledger:
         rows = ledger.db.execute("SELECT status, model FROM llm_calls ORDER BY id").fetchall()
     assert [tuple(r) for r in rows] == [("ok", MODEL)] * 2 + [("cached", MODEL)] * 2
+
+
+def test_mine_writes_the_playbook_once_and_reruns_from_the_ledger(server: FakeOpenAI,
+                                                                  tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("alpha-session.jsonl", "beta-session.jsonl"):  # the same trap twice
+        shutil.copy(FIXTURES / "mine" / name, logs / name)
+    store = tmp_path / "experiences"
+    Store(store).init()
+    args = ["mine", str(logs), "--store", str(store), "--ledger", str(tmp_path / "ledger.db"),
+            "--backend", "openai-compatible", "--jobs", "1", "--json"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    doc = orjson.loads(result.stdout)
+    assert (doc["drafts"]["new"], doc["drafts"]["duplicate"]) == (1, 1)
+    (exp,) = Store(store).experiences()
+    assert (exp.provenance or {})["drafted_by"] == f"openai-compatible:{MODEL}"
+    assert (exp.provenance or {})["verdict_by"] == f"openai-compatible:{MODEL}"
+    sent = len(server.completions)
+    assert sent == 4  # judge + draft for each session
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 0, again.output
+    assert orjson.loads(again.stdout)["sessions"]["unchanged"] == 2
+    assert len(server.completions) == sent
 
 
 def test_backend_is_listed_and_missing_config_names_the_variable(
