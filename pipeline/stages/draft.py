@@ -210,7 +210,7 @@ def draft_request(
 
 
 def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, backend: Backend,
-               drafted_by: str) -> dict[str, Any]:
+               drafted_by: str) -> Provenance:
     """Where a draft came from: session, steps, signature, verdict, backend/model."""
     return Provenance.for_draft(
         session_id=traj.id, source_path=traj.source.path, format=traj.source.format,
@@ -219,7 +219,7 @@ def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, back
         wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
         verdict=verdict.outcome if verdict else None,
         verdict_by=verdict.decided_by if verdict else None,
-        backend=backend.name, model=backend.model, drafted_by=drafted_by).wire()
+        backend=backend.name, model=backend.model, drafted_by=drafted_by)
 
 
 def _names_cause(insight: str, lesson: Lesson) -> bool:
@@ -304,7 +304,7 @@ def parse_draft_reply(
         if isinstance(item.get("keywords"), list):
             item["keywords"] = [str(k).strip().lower() for k in item["keywords"]][:8]
         item["provenance"] = provenance(traj, findings[index], verdict, backend,
-                                        backend.decided_by)
+                                        backend.decided_by).wire()
         try:
             draft = Draft.model_validate(item)
         except ValidationError as exc:

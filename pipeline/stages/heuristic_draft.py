@@ -18,7 +18,6 @@ from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
 from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
-from ..provenance import Provenance
 from .draft import lesson_findings, provenance
 from .results import DraftResult
 from .view import StoreContext
@@ -346,7 +345,7 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     objective = _objective(lesson)
     # The finding's signature stays the key (review, ledger); the lesson's joins it, so the
     # same lesson from another session or finding is a duplicate of this playbook.
-    prov = Provenance.read(provenance(traj, finding, verdict, backend, "heuristic")).with_lesson(
+    prov = provenance(traj, finding, verdict, backend, "heuristic").with_lesson(
         finding.signature, lesson.signature, lesson.error_class, lesson.target,
         lesson.fix.kinds).wire()
     return Draft(
