@@ -162,8 +162,11 @@ def test_analyze_draft_through_the_cli(server: FakeOpenAI, tmp_path: Path) -> No
     assert [tuple(r) for r in rows] == [("ok", MODEL)] * 2 + [("cached", MODEL)] * 2
 
 
-def test_mine_writes_the_playbook_once_and_reruns_from_the_ledger(server: FakeOpenAI,
-                                                                  tmp_path: Path) -> None:
+@pytest.mark.parametrize("batch", [[], ["--batch"]], ids=["online", "batch-flag"])
+def test_mine_writes_the_playbook_once_and_reruns_from_the_ledger(
+    server: FakeOpenAI, tmp_path: Path, batch: list[str]
+) -> None:
+    # Batch Mode is Gemini's: with --batch this backend answers the same rounds online.
     logs = tmp_path / "logs"
     logs.mkdir()
     for name in ("alpha-session.jsonl", "beta-session.jsonl"):  # the same trap twice
@@ -171,7 +174,7 @@ def test_mine_writes_the_playbook_once_and_reruns_from_the_ledger(server: FakeOp
     store = tmp_path / "experiences"
     Store(store).init()
     args = ["mine", str(logs), "--store", str(store), "--ledger", str(tmp_path / "ledger.db"),
-            "--backend", "openai-compatible", "--jobs", "1", "--json"]
+            "--backend", "openai-compatible", "--jobs", "1", "--json", *batch]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     doc = orjson.loads(result.stdout)
