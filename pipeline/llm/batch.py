@@ -27,7 +27,7 @@ from .provider import Envelope
 from .service import refusal
 
 
-class GeminiBackend(Protocol):
+class BatchHost(Protocol):
     """What Batch Mode needs of the gemini backend (``pipeline.llm.gemini.GeminiBackend``)."""
 
     model: str | None
@@ -86,14 +86,14 @@ def _inline(request: LLMRequest) -> types.InlinedRequest:
     )
 
 
-def _with_retries(backend: GeminiBackend, fn: Any, **kwargs: Any) -> Any:
+def _with_retries(backend: BatchHost, fn: Any, **kwargs: Any) -> Any:
     for attempt in Retrying(**retry.model_retry_config(backend.settings.max_attempts)):
         with attempt:
             return fn(**kwargs)
     raise AssertionError("unreachable")  # pragma: no cover - Retrying re-raises
 
 
-def submit(backend: GeminiBackend, requests: list[LLMRequest],
+def submit(backend: BatchHost, requests: list[LLMRequest],
            inline_limit_bytes: int | None = None) -> str:
     """Create the batch job for ``requests``; return its name."""
     limit = INLINE_LIMIT_BYTES if inline_limit_bytes is None else inline_limit_bytes
@@ -120,7 +120,7 @@ def submit(backend: GeminiBackend, requests: list[LLMRequest],
     return str(job.name)
 
 
-def _results(backend: GeminiBackend, job: Any, keys: list[str]) -> dict[str, dict[str, Any]]:
+def _results(backend: BatchHost, job: Any, keys: list[str]) -> dict[str, dict[str, Any]]:
     """``key -> {"envelope": ...}`` or ``key -> {"error": ...}`` from a finished job."""
     out: dict[str, dict[str, Any]] = {}
     dest = job.dest
@@ -148,7 +148,7 @@ def _results(backend: GeminiBackend, job: Any, keys: list[str]) -> dict[str, dic
 
 
 def collect(
-    backend: GeminiBackend,
+    backend: BatchHost,
     name: str,
     keys: list[str],
     *,
@@ -188,7 +188,7 @@ def collect(
 
 
 def run_batch(
-    backend: GeminiBackend,
+    backend: BatchHost,
     requests: list[LLMRequest],
     *,
     progress: Progress | None = None,
