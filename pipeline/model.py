@@ -162,6 +162,9 @@ class Trajectory:
     """Non-fatal problems met while parsing this session."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Session-level source fields not mapped above (cwd, git branch, ...)."""
+    analysis: Any = field(default=None, repr=False, compare=False)
+    """The detector's step analysis, kept by ``detect.actions.analyze`` so the judge, the
+    drafter and the report reuse what the scan computed (it crosses the process pool)."""
 
     @property
     def tool_calls(self) -> int:

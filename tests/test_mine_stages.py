@@ -186,3 +186,37 @@ def test_summary_is_computed_from_the_stages() -> None:
     assert summary.exit_code == EXIT_ERROR
     assert summarize(StageResults(Sources(seen=1, unchanged=1)), _facts()).exit_code == EXIT_OK
     assert summarize(StageResults(Sources()), _facts()).exit_code == EXIT_ERROR
+
+
+def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.detect import actions
+    from pipeline.llm.registry import get_backend
+    from pipeline.stages.judge_draft import judge_and_draft
+    from pipeline.stages.view import StoreContext
+
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        sources = find_sources([_logs(tmp_path)], ledger, since=None, fmt=None, dry_run=True)
+        # Two workers: the trajectories come back through pickling, analysis included.
+        scans = scan_all([s.session_source() for s in sources.todo], ScanOptions(), 2,
+                         lambda _e: None)
+        selected = select_sessions(scans, ledger, min_wasted=1, max_sessions=10).selected
+    assert len(selected) == 2
+    calls: list[str] = []
+    real = actions._analyze
+
+    def counting(traj: object) -> object:
+        calls.append(getattr(traj, "id", ""))
+        return real(traj)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(actions, "_analyze", counting)
+    results = judge_and_draft(selected, get_backend(_settings(tmp_path)), StoreContext(),
+                              concurrency=1, batch=False, emit=lambda _e: None)
+    assert [r.session_id for r in results] == [s.session_id for s in selected]
+    assert sum(len(r.drafts) for r in results) == 2
+    assert calls == []  # the judge and the lesson builder read the scan's analysis
+    traj = selected[0].trajectory
+    assert traj is not None
+    traj.steps.append(traj.steps[-1])  # changed steps: analysed again
+    actions.analyze(traj)
+    assert calls == [traj.id]
