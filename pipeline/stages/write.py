@@ -144,9 +144,8 @@ def prepare(store: StoreLike) -> list[str]:
 def _exp_by_key(store: StoreLike) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for exp in store.experiences():
-        prov = getattr(exp, "provenance", None) or {}
-        key = prov.get("write_key") if isinstance(prov, dict) else None
-        if isinstance(key, str):
+        key = Provenance.read(getattr(exp, "provenance", None)).write_key
+        if key is not None:
             out[key] = exp
     return out
 
