@@ -24,7 +24,7 @@ from pipeline.run_events import (
     Written,
 )
 from pipeline.run_summary import EXIT_ERROR, EXIT_OK, RunFacts, StageResults, summarize
-from pipeline.stages.scan import ScanOptions, ScanResult, scan_all
+from pipeline.stages.scan import ScanOptions, ScanResult, scan_all, source_hash
 from pipeline.stages.select import (
     ANALYZED_BEFORE,
     DEFERRED,
@@ -220,3 +220,41 @@ def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path,
     traj.steps.append(traj.steps[-1])  # changed steps: analysed again
     actions.analyze(traj)
     assert calls == [traj.id]
+
+
+def test_a_terminal_sees_counters_redrawn_in_place(capsys: pytest.CaptureFixture[str]) -> None:
+    render = _Progress()
+    render.tty = True
+    render(Progress("scanned", 1, 2))
+    render(Progress("scanned", 2, 2))
+    render(SourcesFound(1, 0, 1))
+    render(Progress("sessions", 1, 3))
+    render(FindingsFound(0, 0))  # a line after an open counter starts on a new line
+    # (click drops the erase-line escape when the stream is not a real terminal)
+    assert capsys.readouterr().err == (
+        "\rorf: scanned 1/2 sources\rorf: scanned 2/2 sources\n"
+        "orf: sessions: 1 seen, 0 new or changed, 1 unchanged\n"
+        "\rorf: sessions: 1/3\norf: findings: 0 (0 wasted steps)\n")
+
+
+def test_sources_skips_what_the_ledger_saw_and_rehashes_a_touched_file(tmp_path: Path) -> None:
+    import os
+
+    logs = _logs(tmp_path)
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        first = find_sources([logs], ledger, since=None, fmt=None, dry_run=False)
+        assert (first.seen, len(first.todo), first.unchanged) == (2, 2, 0)
+        assert all(s.content_hash == "" for s in first.todo)  # new: no hash needed yet
+        for s in first.todo:
+            ledger.record_source(s.key, size=s.size, mtime=s.mtime,
+                                 content_hash=source_hash(s.path, s.is_dir), format=s.format,
+                                 status="ok", error=None)
+        touched = logs / SAME_TRAP[0]
+        os.utime(touched, (1_700_000_000, 1_700_000_000))
+        again = find_sources([logs], ledger, since=None, fmt=None, dry_run=False)
+        assert (again.seen, again.todo, again.unchanged) == (2, [], 2)
+        # The touched file's new mtime is recorded: the next run needs no hash.
+        known = ledger.source(str(touched.resolve()))
+        assert known is not None and known.mtime == 1_700_000_000
+        later = find_sources([logs], ledger, since=1_800_000_000, fmt=None, dry_run=False)
+        assert (later.todo, later.unchanged) == ([], 2)
