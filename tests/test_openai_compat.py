@@ -8,6 +8,8 @@ tests' ones (429 with Retry-After, 5xx, timeout, bad JSON), plus a server that r
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import shutil
 import sys
@@ -45,6 +47,7 @@ from pipeline.testing.fake_openai import (
     REJECTED_FORMAT,
     SCHEMA_MARKER,
     FakeOpenAI,
+    Fault,
     Item,
     filtered,
     invalid_json,
@@ -257,6 +260,19 @@ def test_retry_after_is_capped(server: FakeOpenAI, tmp_path: Path,
     verdict, _ = run_once(tmp_path)
     assert verdict.reason == "tests still fail"
     assert fast_retry_waits == [120.0]
+
+
+def test_retry_after_as_an_http_date(server: FakeOpenAI, tmp_path: Path,
+                                     fast_retry_waits: list[float]) -> None:  # noqa: F811
+    when = email.utils.format_datetime(
+        datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=60),
+        usegmt=True)
+    server.responder = scripted(judge=[Fault("http", status=429, retry_after=when), JUDGE_OK],
+                                draft=[DRAFT_OK])
+    verdict, _ = run_once(tmp_path)
+    assert verdict.reason == "tests still fail"
+    (wait,) = fast_retry_waits
+    assert 30.0 < wait <= 60.0  # a minute from when the header was written, less the trip
 
 
 def test_500_then_success(server: FakeOpenAI, tmp_path: Path,

@@ -10,6 +10,8 @@ reply is checked against the schema here, so an off-schema answer is an unusable
 
 from __future__ import annotations
 
+import datetime
+import email.utils
 import json
 import os
 import re
@@ -131,14 +133,26 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     return exc.param == "response_format" or "response_format" in str(exc.message)
 
 
+def _seconds(raw: str, scale: float) -> float | None:
+    """A header's wait: a number of (milli)seconds, or an HTTP date from now."""
+    try:
+        return float(raw) * scale
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+
+
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds form), capped."""
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date), capped."""
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         raw = headers.get(name)
-        try:
-            seconds = float(raw) * scale if raw is not None else None
-        except ValueError:
-            seconds = None  # an HTTP date: let the backoff decide
+        seconds = _seconds(raw, scale) if raw is not None else None
         if seconds is not None and seconds > 0:
             return min(seconds, MAX_RETRY_AFTER_S)
     return None
