@@ -163,14 +163,17 @@ class Provenance(BaseModel):
 
     def wire(self) -> dict[str, Any]:
         """The mapping form, keys in the order first set."""
+        # Locals: pydantic's attribute lookup of private attributes is slow in a loop.
         extra = self.__pydantic_extra__ or {}
+        unreadable = self._unreadable
+        fields = type(self).model_fields
         out: dict[str, Any] = {}
         for key in self._keys:
-            if key in self._unreadable:
-                out[key] = self._unreadable[key]
+            if key in unreadable:
+                out[key] = unreadable[key]
             elif key in extra:
                 out[key] = extra[key]
-            elif key in type(self).model_fields:
+            elif key in fields:
                 out[key] = self._wire_field(key)
         return out
 
