@@ -129,11 +129,10 @@ def _draft_chunk(
     context: StoreContext,
     settings: Settings,
 ) -> Iterator[SessionReport]:
-    from .stages.llm_run import analyze_many
     from .stages.screening import screen_problems
 
     items = [(_trajectory(s), s.findings) for s in chunk]
-    results = analyze_many(items, backend, context, concurrency=settings.concurrency)
+    results = backend.analyze_sessions(items, context, concurrency=settings.concurrency)
     for scanned, result in zip(chunk, results, strict=True):
         report = SessionReport(result.trajectory, result.findings, result.verdict,
                                repeats=scanned.repeats)

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Settings
 from .fsutil import store_lock
@@ -37,6 +37,9 @@ from .stages.screening import screen_results, store_context
 from .stages.select import select_sessions
 from .stages.sources import DEFAULT_LOCATIONS, default_locations, find_sources, since_epoch
 from .stages.write import pause_point, prepare, reconcile
+
+if TYPE_CHECKING:
+    from .llm.backend import Backend
 
 __all__ = ["DEFAULT_LOCATIONS", "EXIT_ERROR", "EXIT_OK", "EXIT_PARTIAL", "MineRequest",
            "MineSummary", "default_locations", "mine", "run"]
@@ -112,8 +115,8 @@ def run(request: MineRequest, emit: Emit) -> MineSummary:
     finally:
         ledger.close()
     return summarize(stages, RunFacts(
-        store=str(settings.store), backend=getattr(backend, "name", ""),
-        model=getattr(backend, "model", None), dry_run=request.dry_run, batch=request.batch,
+        store=str(settings.store), backend=backend.name, model=backend.model,
+        dry_run=request.dry_run, batch=request.batch,
         usage=usage, cached=cached, elapsed_s=time.time() - started,
         fail_on_error=settings.fail_on_error))
 
@@ -124,8 +127,8 @@ def _usage(ledger: Ledger, started: float) -> LLMUsage:
                     float(totals["cost_usd"]))
 
 
-def _stages(request: MineRequest, paths: list[Path], store: Any, ledger: Ledger, backend: Any,
-            emit: Emit, started: float) -> StageResults:
+def _stages(request: MineRequest, paths: list[Path], store: Any, ledger: Ledger,
+            backend: Backend, emit: Emit, started: float) -> StageResults:
     settings, dry_run = request.settings, request.dry_run
     sources = find_sources(paths, ledger, since=since_epoch(request.since), fmt=request.format,
                            dry_run=dry_run)

@@ -1,9 +1,9 @@
-"""Stage 4 of ``orf mine``: the selected sessions judged and drafted (``llm_run.analyze_many``)."""
+"""Stage 4 of ``orf mine``: the selected sessions judged and drafted by the backend."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..run_events import Emit, Progress
 from .scan import SessionScan
@@ -11,10 +11,11 @@ from .view import StoreContext
 from .write import pause_point
 
 if TYPE_CHECKING:
+    from ..llm.backend import Backend
     from .results import SessionResult
 
 
-def judge_and_draft(sessions: Sequence[SessionScan], backend: Any, context: StoreContext, *,
+def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: StoreContext, *,
                     concurrency: int, batch: bool, emit: Emit) -> list[SessionResult]:
     """One result per session with a trajectory, in order; emits ``Progress`` per session.
 
@@ -26,8 +27,6 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Any, context: Stor
         batch: Send every request as Batch Mode jobs instead.
         emit: Receives the progress events.
     """
-    from .llm_run import analyze_many
-
     done = 0
 
     def on_progress(what: str, n: int, total: int) -> None:
@@ -38,8 +37,8 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Any, context: Stor
             pause_point("drafting")
 
     items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]
-    results = list(analyze_many(items, backend, context, concurrency=concurrency,
-                                batch=batch, progress=on_progress))
+    results = backend.analyze_sessions(items, context, concurrency=concurrency, batch=batch,
+                                       progress=on_progress)
     if not done:
         pause_point("drafting")  # the offline backend reports no progress
     return results

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
 from ..ledger import Ledger
@@ -23,6 +23,9 @@ from .scan import ScanResult, SessionScan, source_hash
 from .select import findings_fingerprint
 from .sources import Source
 from .write import WriteItem, done_key, pause_point, write_candidates, write_key
+
+if TYPE_CHECKING:
+    from ..llm.backend import Backend
 
 
 @dataclass
@@ -47,7 +50,7 @@ def _known(store: Any, ledger: Ledger) -> list[Known]:
 
 
 def _decide(items: list[WriteItem], store: Any, ledger: Ledger, settings: Settings,
-            backend: Any) -> None:
+            backend: Backend | None) -> None:
     decisions = dedupe([it.draft for it in items], _known(store, ledger),
                        duplicate=settings.dedupe_duplicate, related=settings.dedupe_related,
                        judge=duplicate_judge(backend))
@@ -81,7 +84,7 @@ def preview(items: list[WriteItem], store: Any, ledger: Ledger,
     return out
 
 
-def publish(items: list[WriteItem], store: Any, ledger: Ledger, backend: Any,
+def publish(items: list[WriteItem], store: Any, ledger: Ledger, backend: Backend,
             settings: Settings, emit: Emit) -> Published:
     """Dedupe and write the drafts not written before; emits ``Written`` per draft."""
     out = Published()
@@ -96,8 +99,8 @@ def publish(items: list[WriteItem], store: Any, ledger: Ledger, backend: Any,
     def on_written(result: Any) -> None:
         emit(Written(result.outcome, result.exp_id, result.error))
 
-    report = write_candidates(fresh, store, ledger, backend=getattr(backend, "name", ""),
-                              model=getattr(backend, "model", None), on_written=on_written)
+    report = write_candidates(fresh, store, ledger, backend=backend.name, model=backend.model,
+                              on_written=on_written)
     for it, res in zip(fresh, report.results, strict=True):
         out.outcomes[res.outcome] += 1
         if res.outcome == "duplicate":
