@@ -143,7 +143,10 @@ class Provenance(BaseModel):
         """From a draft's or a file's mapping (anything else reads as empty).
 
         A value of the wrong type (a hand edit) is kept as it is, unread, rather than failing.
+        A ``Provenance`` is returned as it is (its methods never change it in place).
         """
+        if isinstance(value, Provenance):
+            return value
         data = dict(value) if isinstance(value, dict) else {}
         kept: dict[str, Any] = {}
         if isinstance(data.get("sessions"), list):

@@ -74,10 +74,10 @@ def test_faults_are_retried_and_rerun_makes_no_call(
     assert verdict.outcome == "failure"
     assert verdict.decided_by.startswith("gemini:")
     assert [d.title for d in result.drafts] == [GOOD_DRAFT["title"]]
-    assert result.drafts[0].provenance["signature"] == "b2:sig-pytest"
-    assert result.drafts[0].provenance["lesson"]["class"] == "missing_module"
-    assert result.drafts[0].provenance["sessions"] == ["s1"]
-    assert result.drafts[0].provenance["model"]
+    assert result.drafts[0].provenance.signature == "b2:sig-pytest"
+    assert result.drafts[0].provenance.wire()["lesson"]["class"] == "missing_module"
+    assert result.drafts[0].provenance.wire()["sessions"] == ["s1"]
+    assert result.drafts[0].provenance.model
     assert 7.0 in fast_retry_waits  # RetryInfo honoured
     assert fake.count(":generateContent") == 5
     before = fake.model_calls

@@ -59,7 +59,7 @@ def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_differen
     assert "/Users/" not in prompt
     # The reply built from that lesson passes validation and names the lesson's class.
     assert len(result.drafts) == 1 and result.failures == []
-    assert result.drafts[0].provenance["lesson"]["class"] == "edit_not_found"
+    assert result.drafts[0].provenance.wire()["lesson"]["class"] == "edit_not_found"
 
 
 def test_a_generic_principle_or_a_path_without_commands_is_sent_back(

@@ -172,3 +172,16 @@ def test_a_reinforcing_session_is_appended_to_an_old_file(tmp_path: Path) -> Non
     # Only the provenance block changed; the ORF keys and the body are as they were.
     assert after.split("provenance:")[0] == before.split("provenance:")[0]
     assert after.split("\n---\n", 1)[1] == before.split("\n---\n", 1)[1]
+
+
+def test_a_draft_carries_it_typed_and_dumps_the_mapping() -> None:
+    draft = make_draft(provenance=FRESH)
+    assert isinstance(draft.provenance, Provenance)
+    assert draft.provenance.sessions == [SessionRef.bare("sess-1")]
+    dumped = draft.model_dump(mode="json")["provenance"]
+    assert dumped == FRESH and list(dumped) == list(FRESH)
+    assert make_draft(**{**draft.model_dump(), "title": draft.title}).provenance == \
+        draft.provenance
+    draft.provenance = {"signature": "b2:assigned"}  # type: ignore[assignment]
+    assert draft.provenance.signature == "b2:assigned"  # read on assignment too
+    assert make_draft(provenance={}).model_dump()["provenance"] == {}

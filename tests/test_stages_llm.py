@@ -132,9 +132,9 @@ def test_heuristic_drafts_from_findings() -> None:
     assert made.validated_path == ("1. Install what is missing: `pip install -e .`.\n"
                                    "2. `pip install -e . && pytest -x` succeeds.")
     assert made.checklist[0] == "`pip install -e . && pytest -x` succeeds"
-    assert made.provenance["drafted_by"] == "heuristic"
-    assert made.provenance["step_range"] == [0, 3]
-    assert made.provenance["signatures"][0] == "b2:sig-pytest"
+    assert made.provenance.drafted_by == "heuristic"
+    assert made.provenance.step_range == [0, 3]
+    assert made.provenance.wire()["signatures"][0] == "b2:sig-pytest"
     assert 3 <= len(made.keywords) <= 8
 
 

@@ -82,7 +82,7 @@ class DuplicateJudge(Protocol):
 
 def draft_signature(draft: Draft) -> str:
     """The finding signature a draft was made from (falls back to a hash of its title)."""
-    prov = Provenance.read(draft.provenance)
+    prov = draft.provenance
     if prov.signature:
         return prov.signature
     if prov.signatures:
@@ -94,7 +94,7 @@ def draft_signature(draft: Draft) -> str:
 
 def draft_signatures(draft: Draft) -> set[str]:
     """Every finding signature recorded in a draft's provenance."""
-    signatures = Provenance.read(draft.provenance).signatures or []
+    signatures = draft.provenance.signatures or []
     return {draft_signature(draft), *(s for s in signatures if s)}
 
 
@@ -331,7 +331,7 @@ class LlmDuplicateJudge:
         )
         request = LLMRequest(
             key=self.backend.cache_key(DECIDE_SYSTEM, prompt, DECIDE_SCHEMA), purpose="dedupe",
-            session_id=(Provenance.read(draft.provenance).session_ids() or [""])[0],
+            session_id=(draft.provenance.session_ids() or [""])[0],
             system=DECIDE_SYSTEM, prompt=prompt, schema=DECIDE_SCHEMA, max_output_tokens=256,
         )
         reply = self.backend.generate(request)

@@ -304,7 +304,7 @@ def parse_draft_reply(
         if isinstance(item.get("keywords"), list):
             item["keywords"] = [str(k).strip().lower() for k in item["keywords"]][:8]
         item["provenance"] = provenance(traj, findings[index], verdict, backend,
-                                        backend.decided_by).wire()
+                                        backend.decided_by)
         try:
             draft = Draft.model_validate(item)
         except ValidationError as exc:
@@ -316,9 +316,9 @@ def parse_draft_reply(
         if problem is not None:
             return None, f"invalid reply: draft {n}: {problem}"
         if lesson is not None:
-            draft.provenance = Provenance.read(draft.provenance).with_lesson(
+            draft.provenance = draft.provenance.with_lesson(
                 findings[index].signature, lesson.signature, lesson.error_class,
-                lesson.target, lesson.fix.kinds).wire()
+                lesson.target, lesson.fix.kinds)
         drafts.append(draft)
     return drafts, None
 

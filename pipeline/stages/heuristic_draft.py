@@ -347,7 +347,7 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     # same lesson from another session or finding is a duplicate of this playbook.
     prov = provenance(traj, finding, verdict, backend, "heuristic").with_lesson(
         finding.signature, lesson.signature, lesson.error_class, lesson.target,
-        lesson.fix.kinds).wire()
+        lesson.fix.kinds)
     return Draft(
         title=title(lesson), description=bound(description, 1024), domain=domain,
         domain_title=domain_title, domain_description=domain_desc, keywords=keywords,

@@ -14,7 +14,6 @@ from concurrent.futures import ThreadPoolExecutor
 from ..config import Settings
 from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Draft, Finding, Trajectory, Verdict
-from ..provenance import Provenance
 from .draft import draft_request, lesson_findings, parse_draft_reply
 from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
@@ -81,8 +80,7 @@ class _Session:
         drafts = self.drafts or []
         for d in drafts:
             # The draft may have been parsed before the verdict arrived.
-            d.provenance = Provenance.read(d.provenance).judged(verdict.outcome,
-                                                                verdict.decided_by).wire()
+            d.provenance = d.provenance.judged(verdict.outcome, verdict.decided_by)
         return SessionResult(self.traj, self.findings, verdict, drafts, self.failures)
 
 

@@ -183,7 +183,7 @@ def done_key(ledger: Ledger, key: str) -> str | None:
 
 def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
                 key: str, seen: str) -> dict[str, Any]:
-    return Provenance.read(item.draft.provenance).for_write(
+    return item.draft.provenance.for_write(
         write_key=key, signature=item.signature, backend=backend, model=model, seen=seen,
         wasted_steps=item.wasted_steps, session_id=item.session_id,
         related_to=related_to).wire()
@@ -284,7 +284,7 @@ def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> N
     except (StoreError, OSError):
         return
     # The draft's own reference to the session (path, steps) when it has one.
-    entry = next((s for s in Provenance.read(item.draft.provenance).sessions
+    entry = next((s for s in item.draft.provenance.sessions
                   if not s.is_bare and s.id == item.session_id),
                  SessionRef(id=item.session_id))
     grown = prov.reinforced(entry, seen)
