@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ledger import Ledger
 from ..model import Draft
-from ..provenance import Provenance, SessionRef
+from ..provenance import SessionRef
 from ..review import rejected_wasted
 from .dedupe import Decision, draft_signature, draft_signatures
 from .scan import SessionScan
@@ -141,7 +141,6 @@ def _provenance(draft: Draft, scan: SessionScan, verdict: Any, backend: Any) -> 
                          steps=_steps_label(i for f in related for i in f.steps),
                          wasted_steps=wasted)
     dump = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else verdict
-    draft.provenance = Provenance.read(draft.provenance).screened(
-        sig, session, dump, getattr(backend, "name", None),
-        getattr(backend, "model", None)).wire()
+    draft.provenance = draft.provenance.screened(
+        sig, session, dump, getattr(backend, "name", None), getattr(backend, "model", None))
     return sig, wasted
