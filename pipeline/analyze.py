@@ -102,8 +102,8 @@ def analyze_paths(
         offline = _backend(settings, False)
         for s in sessions:
             traj = _trajectory(s)
-            yield SessionReport(traj, s.findings, judge(traj, s.findings, offline),
-                                repeats=s.repeats)
+            yield _done(SessionReport(traj, s.findings, judge(traj, s.findings, offline),
+                                      repeats=s.repeats))
         return
     backend = _backend(settings, True)
     context = _store_context(settings)
@@ -115,6 +115,13 @@ def analyze_paths(
             yield from _draft_chunk(chunk, backend, context, settings)
             chunk = []
     yield from _draft_chunk(chunk, backend, context, settings)
+
+
+def _done(report: SessionReport) -> SessionReport:
+    # Judged and drafted: the reports need the findings and repeats, not the step analysis
+    # (every report is kept to the end of the run, so it would add a third to the memory).
+    report.trajectory.analysis = None
+    return report
 
 
 def _trajectory(s: SessionScan) -> Trajectory:
@@ -144,7 +151,7 @@ def _draft_chunk(
                     f"dropped {candidate.title!r}: " + "; ".join(reasons))
             else:
                 report.drafts.append(candidate)
-        yield report
+        yield _done(report)
 
 
 def _backend(settings: Settings, draft: bool) -> Backend:
