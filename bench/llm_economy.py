@@ -59,7 +59,8 @@ def main(paths: list[Path]) -> None:
                 continue  # no lesson: no draft request is sent
             drafted.add(traj.id)
             backend = GeminiBackend(settings, None, client=client)
-            req = draft_request(traj, chosen, backend, store, lessons=lessons)
+            req = draft_request(traj, chosen, backend, store, lessons=lessons,
+                                settings=settings)
             sent = estimate_tokens(req.system + req.prompt)
             prompt_sizes.append(sent)
             ratios_raw.append(raw_tokens[traj.id] / sent)

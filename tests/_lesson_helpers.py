@@ -157,7 +157,8 @@ def mined_drafts(path: Path, fmt: str = "claude-code") -> tuple[list[Draft], lis
         if sess.trajectory is None:
             continue
         out = heuristic_drafts(
-            sess.trajectory, sess.findings, None, HeuristicBackend(settings), StoreContext()
+            sess.trajectory, sess.findings, None, HeuristicBackend(settings), StoreContext(),
+            settings,
         )
         drafts.extend(out.drafts)
         notes.extend(out.failures)

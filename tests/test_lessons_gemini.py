@@ -85,7 +85,7 @@ def test_a_generic_principle_or_a_path_without_commands_is_sent_back(
     def reply(**changes: str) -> str | None:
         text = json.dumps({"drafts": [{**good, **changes}]})
         return parse_draft_reply(LLMReply(text=text), sess.trajectory, chosen, None,  # type: ignore[arg-type]
-                                 backend, lessons)[1]
+                                 backend, lessons, settings=Settings())[1]
 
     assert reply() is None
     generic = reply(insight="Re-running an unchanged command cannot produce a different "

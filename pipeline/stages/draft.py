@@ -184,14 +184,13 @@ def draft_request(
     *,
     repair: str | None = None,
     lessons: list[Lesson] | None = None,
-    settings: Settings | None = None,
+    settings: Settings,
 ) -> LLMRequest:
     """The drafting request for ``findings`` (already selected) of ``traj``.
 
     ``lessons`` are the findings' lessons (built here when not given); ``settings`` gives the
-    draft limit and the view's token budget (None: the defaults, for a request built alone).
+    draft limit and the view's token budget.
     """
-    settings = settings or Settings()
     limit = min(settings.max_drafts_per_session, max(1, len(findings)))
     system = load_prompt("draft.md").replace("{max_drafts}", str(limit))
     if lessons is None:
@@ -276,11 +275,11 @@ def parse_draft_reply(
     backend: Backend,
     lessons: list[Lesson] | None = None,
     *,
-    settings: Settings | None = None,
+    settings: Settings,
 ) -> tuple[list[Draft] | None, str | None]:
     """Validated drafts from the reply, or (None, why the attempt failed).
 
-    ``settings`` gives the draft limit (None: the default one).
+    ``settings`` gives the draft limit.
     """
     if not reply.ok or reply.text is None:
         return None, reply.error or "empty reply"
@@ -291,7 +290,7 @@ def parse_draft_reply(
     items = data.get("drafts") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return None, "invalid reply: no 'drafts' list"
-    limit = (settings or Settings()).max_drafts_per_session
+    limit = settings.max_drafts_per_session
     drafts: list[Draft] = []
     for n, item in enumerate(items[:limit]):
         if not isinstance(item, dict):

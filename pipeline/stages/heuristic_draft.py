@@ -359,12 +359,12 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
 
 def heuristic_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
                      backend: Backend, store_context: StoreContext,
-                     settings: Settings | None = None) -> DraftResult:
+                     settings: Settings) -> DraftResult:
     """One draft per lesson of ``findings``, with a reason for each finding left undrafted.
 
-    ``settings`` gives the draft limit (None: the default one).
+    ``settings`` gives the draft limit.
     """
-    limit = (settings or Settings()).max_drafts_per_session
+    limit = settings.max_drafts_per_session
     chosen, lessons, notes = lesson_findings(traj, list(findings), limit)
     result = DraftResult(failures=notes)
     for finding, lesson in zip(chosen, lessons, strict=True):
