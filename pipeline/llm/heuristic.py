@@ -7,29 +7,16 @@ Verdicts come from the log's own signals and drafts from the findings (see
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
-from ..errors import BackendError
 from ..hashing import value_hash
 from .backend import Backend, LLMReply, LLMRequest, Progress
-from .provider import Envelope, Provider
 
 if TYPE_CHECKING:
     from ..model import Finding, Trajectory, Verdict
     from ..stages.results import DraftResult, SessionResult
     from ..stages.view import StoreContext
-
-
-class HeuristicProvider(Provider):
-    """The registry's entry for ``heuristic``: it sends nothing."""
-
-    name: ClassVar[str] = "heuristic"
-    model = ""
-
-    def send(self, request: LLMRequest, timeout_s: float | None) -> Envelope:
-        """Refuse: the heuristic backend makes no model calls."""
-        raise BackendError("the heuristic backend makes no model calls")
 
 
 class HeuristicBackend(Backend):

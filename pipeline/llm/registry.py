@@ -25,21 +25,33 @@ ProviderFactory = Callable[["Settings", Any], Provider]
 BackendWrapper = Callable[[Provider, "Settings", "Ledger | None"], Backend]
 """Builds the backend the stages talk to around a provider."""
 
+BackendBuilder = Callable[["Settings", "Ledger | None", Any], Backend]
+"""``build(settings, ledger, client) -> Backend`` for a backend that is no model provider."""
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class ProviderSpec:
-    """One registered backend."""
+    """One registered backend: a model provider (``factory``) or a whole backend (``build``)."""
 
     name: str
     """Name given to ``--backend`` and ``ORF_BACKEND``."""
-    factory: ProviderFactory
-    """Builds the provider; imports its SDK inside (raises BackendError with the pip line)."""
     help: str
     """One line for ``--help`` and ``orf config``."""
-    offline: bool = False
-    """True when it needs no network and no key."""
+    factory: ProviderFactory | None = None
+    """Builds the provider; imports its SDK inside (raises BackendError with the pip line)."""
     wrap: BackendWrapper | None = None
     """Backend around the provider; None: the shared ``ModelBackend`` wrapper."""
+    build: BackendBuilder | None = None
+    """Builds the backend itself, for one that sends no requests (the heuristic one)."""
+    offline: bool = False
+    """True when it needs no network and no key."""
+
+    def __post_init__(self) -> None:
+        """Exactly one of ``factory`` and ``build``; ``wrap`` only around a ``factory``."""
+        if (self.factory is None) == (self.build is None):
+            raise ValueError(f"backend {self.name!r}: give either factory or build")
+        if self.wrap is not None and self.factory is None:
+            raise ValueError(f"backend {self.name!r}: wrap needs a factory")
 
 
 PROVIDERS: dict[str, ProviderSpec] = {}
@@ -55,11 +67,6 @@ def register_provider(spec: ProviderSpec) -> ProviderSpec:
 def backend_names() -> list[str]:
     """Registered names, for ``click.Choice`` and ``orf config``."""
     return list(PROVIDERS)
-
-
-def backends_help() -> str:
-    """``name: help`` for every backend, one per line."""
-    return "\n".join(f"{spec.name}: {spec.help}" for spec in PROVIDERS.values())
 
 
 def pip_dependency_error(feature: str, package: str, install: str | None = None) -> BackendError:
@@ -86,6 +93,9 @@ def get_backend(settings: Settings, ledger: Ledger | None = None, *, client: Any
     if spec is None:
         known = ", ".join(sorted(PROVIDERS))
         raise BackendError(f"unknown backend {name!r} - use one of: {known}")
+    if spec.build is not None:
+        return spec.build(settings, ledger, client)
+    assert spec.factory is not None  # __post_init__: one of the two is set
     provider = spec.factory(settings, client)
     if spec.wrap is not None:
         return spec.wrap(provider, settings, ledger)
@@ -94,13 +104,7 @@ def get_backend(settings: Settings, ledger: Ledger | None = None, *, client: Any
     return ModelBackend(provider, settings, ledger)
 
 
-def _heuristic(settings: Settings, client: Any) -> Provider:
-    from .heuristic import HeuristicProvider
-
-    return HeuristicProvider()
-
-
-def _heuristic_backend(provider: Provider, settings: Settings, ledger: Ledger | None) -> Backend:
+def _heuristic_backend(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
     from .heuristic import HeuristicBackend
 
     return HeuristicBackend(settings)
@@ -130,7 +134,7 @@ def _gemini_backend(provider: Provider, settings: Settings, ledger: Ledger | Non
 
 
 register_provider(ProviderSpec(
-    name="heuristic", factory=_heuristic, offline=True, wrap=_heuristic_backend,
+    name="heuristic", build=_heuristic_backend, offline=True,
     help="no model: verdicts from the log's own signals, drafts from the findings",
 ))
 register_provider(ProviderSpec(
