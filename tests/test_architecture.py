@@ -36,13 +36,34 @@ def test_sql_runs_only_in_the_ledger() -> None:
     assert found == []
 
 
-def test_no_stage_reads_settings_off_a_backend() -> None:
-    found = [
-        _where(path, node) for _name, path, tree in _modules() for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-        and node.func.id == "getattr" and len(node.args) >= 2
-        and isinstance(node.args[1], ast.Constant) and node.args[1].value == "settings"
+def _names_a_backend(node: ast.expr) -> bool:
+    """``backend``, ``self.backend``, ``model_backend``: an expression naming a backend."""
+    name = node.id if isinstance(node, ast.Name) else getattr(node, "attr", "")
+    return "backend" in name.lower()
+
+
+def settings_reads(tree: ast.Module) -> list[ast.AST]:
+    """``getattr(x, "settings")`` anywhere, and ``<backend>.settings`` read."""
+    return [
+        node for node in ast.walk(tree)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr" and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value == "settings")
+        or (isinstance(node, ast.Attribute) and node.attr == "settings"
+            and _names_a_backend(node.value))
     ]
+
+
+def test_the_settings_rule_sees_both_forms() -> None:
+    tree = ast.parse("a = backend.settings.max_attempts\nb = self.backend.settings\n"
+                     "c = getattr(x, 'settings', None)\nd = self.settings\ne = run.settings\n")
+    assert sorted(getattr(n, "lineno", 0) for n in settings_reads(tree)) == [1, 2, 3]
+
+
+def test_no_stage_reads_settings_off_a_backend() -> None:
+    # A backend's settings are its own; the stage code gets them passed explicitly.
+    found = [_where(path, node) for _name, path, tree in _modules()
+             for node in settings_reads(tree)]
     assert found == []
 
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..config import Settings
     from ..model import Draft, Finding, Trajectory, Verdict
     from ..stages.results import DraftResult, SessionResult
     from ..stages.view import StoreContext
@@ -85,8 +84,6 @@ class Backend(ABC):
     """Registry name."""
     model: str | None = None
     """Model used, when the backend calls one."""
-    settings: Settings
-    """The run settings the backend was built with (passed on to the stage code)."""
 
     @property
     def decided_by(self) -> str:

@@ -126,4 +126,5 @@ class GeminiBackend(ModelBackend):
         """Online pool, or one Batch Mode job (half price) when ``batch`` is set."""
         if not batch:
             return super().generate_many(requests, concurrency=concurrency, progress=progress)
-        return run_batch(self, list(requests), progress=progress)
+        return run_batch(self, list(requests), max_attempts=self.settings.max_attempts,
+                         progress=progress)
