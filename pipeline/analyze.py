@@ -47,7 +47,7 @@ class SessionReport:
         return sum(f.wasted_steps for f in self.findings)
 
 
-__all__ = ["SessionReport", "analyze_paths", "flatten", "iter_trajectories", "scan_paths"]
+__all__ = ["SessionReport", "analyze_paths", "iter_trajectories", "scan_paths"]
 
 
 def iter_trajectories(

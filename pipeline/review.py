@@ -4,7 +4,7 @@ Uncommitted means: changed or untracked EXP files per ``git status`` when the st
 git work tree, otherwise the ledger's ``new``/``related`` candidates whose files still exist.
 A rejection removes the file and its INDEX line and is remembered in the ledger with the
 wasted steps seen at that time, so ``orf mine`` drafts the same signature again only when
-the evidence grows (``rejected_wasted``).
+the evidence grows (``Ledger.rejected_wasted``).
 """
 
 from __future__ import annotations
@@ -140,11 +140,6 @@ def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
         cand.git_status = chosen[exp_id]
         out.append(cand)
     return out
-
-
-def rejected_wasted(ledger: Ledger, signature: str) -> int | None:
-    """Most wasted steps a rejected candidate of ``signature`` had, or None if never rejected."""
-    return ledger.rejected_wasted(signature)
 
 
 def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.0,

@@ -23,7 +23,6 @@ from _llm_helpers import (  # noqa: F401
 from pipeline.model import OutcomeHints
 from pipeline.stages.draft import draft
 from pipeline.stages.judge import judge
-from pipeline.stages.llm_run import analyze_many
 from pipeline.testing.fake_gemini import (
     FakeGemini,
     Item,
@@ -167,20 +166,20 @@ def test_log_outcome_means_no_judge_call(fake: FakeGemini, tmp_path: Path) -> No
     assert fake.model_calls == 0
 
 
-def test_analyze_many_online_pool(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
+def test_analyze_sessions_online_pool(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     items = []
     for i in range(6):
         traj = make_traj(f"s{i}", task=f"task number {i}")
         items.append((traj, [make_finding(traj, signature=f"b2:sig{i}")] if i % 3 else []))
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items, gemini_backend(fake, ledger), STORE, concurrency=3)
+        results = gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
     assert [r.session_id for r in results] == [f"s{i}" for i in range(6)]
     # judge + draft for the 4 sessions with findings; none for the 2 without
     assert fake.count(":generateContent") == 8
     assert all(len(r.drafts) == 1 for r in results if r.findings)
     assert all(r.drafts == [] for r in results if not r.findings)
     with open_ledger(tmp_path) as ledger:
-        analyze_many(items, gemini_backend(fake, ledger), STORE, concurrency=3)
+        gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
     assert fake.count(":generateContent") == 8
 
 

@@ -8,7 +8,6 @@ from pathlib import Path
 from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, make_finding, make_traj  # noqa: F401
 
 from pipeline.stages.judge import judge, judge_prompt
-from pipeline.stages.llm_run import analyze_many
 from pipeline.testing.fake_gemini import FakeGemini
 
 
@@ -45,6 +44,6 @@ def test_the_batch_path_reads_the_threshold_setting(fake: FakeGemini) -> None:  
         body["generationConfig"]["responseJsonSchema"]) else None)
     traj = make_traj()
     backend = gemini_backend(fake, None, judge_min_confidence=0.95)
-    [result] = analyze_many([(traj, [make_finding(traj)])], backend, STORE, concurrency=1)
+    [result] = backend.analyze_sessions([(traj, [make_finding(traj)])], STORE, concurrency=1)
     assert result.verdict.outcome == "unknown"
     assert result.verdict.reason == "unsure success (0.90 < 0.95): the suite passes"

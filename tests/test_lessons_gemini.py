@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _lesson_helpers import CWD, bash, claude_log, tool
+from _lesson_helpers import CWD, bash, claude_log, scan_log, tool
 from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, open_ledger  # noqa: F401
 
 from pipeline.config import Settings
 from pipeline.stages.draft import draft
 from pipeline.stages.judge import judge
-from pipeline.stages.scan import scan_source
 from pipeline.testing.fake_gemini import FakeGemini
 
 OLD = "    total = sum(item.price for item in self.items)"
@@ -36,7 +35,7 @@ def _failed_edit_session(tmp_path: Path) -> Path:
 def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_difference(
         fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     log = _failed_edit_session(tmp_path)
-    res = scan_source(str(log), "claude-code", False, {"detect": Settings().detect.model_dump()})
+    res = scan_log(log)
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None
     with open_ledger(tmp_path) as ledger:
@@ -68,7 +67,7 @@ def test_a_generic_principle_or_a_path_without_commands_is_sent_back(
     from pipeline.stages.draft import lesson_findings, parse_draft_reply
 
     log = _failed_edit_session(tmp_path)
-    res = scan_source(str(log), "claude-code", False, {"detect": Settings().detect.model_dump()})
+    res = scan_log(log)
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None
     chosen, lessons, _ = lesson_findings(sess.trajectory, sess.findings, 3)

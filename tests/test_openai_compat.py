@@ -42,7 +42,6 @@ from pipeline.llm.registry import backend_names, get_backend
 from pipeline.orf import Store
 from pipeline.stages.draft import draft
 from pipeline.stages.judge import judge
-from pipeline.stages.llm_run import analyze_many
 from pipeline.testing.fake_openai import (
     REJECTED_FORMAT,
     SCHEMA_MARKER,
@@ -328,7 +327,7 @@ def test_bad_json_is_recorded_with_its_reason_and_the_run_goes_on(
         traj = make_traj(f"s{i}", task=f"task number {i}")
         items.append((traj, [make_finding(traj, signature=f"b2:sig{i}")]))
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items, backend_for(ledger), STORE, concurrency=2)
+        results = backend_for(ledger).analyze_sessions(items, STORE, concurrency=2)
     bad, good = results
     assert bad.verdict.outcome == "unknown"
     assert bad.verdict.unscored_reason and bad.verdict.unscored_reason.startswith(

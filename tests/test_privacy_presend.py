@@ -13,7 +13,7 @@ from _llm_helpers import fake, fast_retry_waits, gemini_backend, open_ledger  # 
 
 from pipeline.llm import batch as batch_mod
 from pipeline.llm.backend import LLMRequest
-from pipeline.llm.gemini import refusal
+from pipeline.llm.service import refusal
 from pipeline.testing.fake_gemini import FakeGemini
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}

@@ -11,7 +11,6 @@ from pipeline.llm.registry import get_backend
 from pipeline.model import Draft, Finding, OutcomeHints, SourceInfo, Step, Trajectory
 from pipeline.stages.draft import draft, draft_item_schema, draft_request, parse_draft_reply
 from pipeline.stages.judge import judge, parse_judge_reply, verdict_from_log
-from pipeline.stages.llm_run import analyze_many
 from pipeline.stages.view import CLOSE, OPEN, StoreContext, build_view, estimate_tokens
 
 HEURISTIC = get_backend(Settings())
@@ -171,10 +170,10 @@ def test_heuristic_caps_drafts_per_session() -> None:
     assert len({d.title for d in result.drafts}) == len(result.drafts)
 
 
-def test_analyze_many_offline() -> None:
+def test_analyze_sessions_offline() -> None:
     traj = make_traj()
-    results = analyze_many([(traj, [make_finding(traj)]), (make_traj("s2"), [])], HEURISTIC,
-                           STORE)
+    results = HEURISTIC.analyze_sessions(
+        [(traj, [make_finding(traj)]), (make_traj("s2"), [])], STORE)
     assert len(results[0].drafts) == 1 and results[1].drafts == []
     assert results[0].verdict.outcome == "unknown"  # the log runs no test and says nothing
 

@@ -21,15 +21,12 @@ from ..ledger import Ledger
 from .backend import LLMReply, LLMRequest, Progress
 from .batch import run_batch
 from .cost import cost_usd
-from .gemini_wire import envelope_from_dict, envelope_from_response, finish_error, generation_config
+from .gemini_wire import envelope_from_response, finish_error, generation_config
 from .provider import Envelope, Provider
 from .retry import gemini_retry_delay
-from .service import ModelBackend, refusal
+from .service import ModelBackend
 
-__all__ = [
-    "GeminiBackend", "GeminiProvider", "envelope_from_dict", "envelope_from_response",
-    "has_credentials", "refusal",
-]
+__all__ = ["GeminiBackend", "GeminiProvider", "has_credentials"]
 
 
 def has_credentials() -> bool:

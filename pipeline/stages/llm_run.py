@@ -20,8 +20,7 @@ from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored,
 from .results import SessionResult
 from .view import StoreContext
 
-__all__ = ["SessionProgress", "SessionResult", "analyze_many", "model_sessions",
-           "offline_sessions"]
+__all__ = ["SessionProgress", "SessionResult", "model_sessions", "offline_sessions"]
 
 SessionProgress = Callable[[str, int, int], None]
 
@@ -102,32 +101,6 @@ def _online(session: _Session) -> SessionResult:
             return session.result()
         for request in requests:
             session.feed(request, session.backend.generate(request))
-
-
-def analyze_many(
-    items: Sequence[tuple[Trajectory, list[Finding]]],
-    backend: Backend,
-    store_context: StoreContext,
-    *,
-    concurrency: int = 4,
-    batch: bool = False,
-    progress: SessionProgress | None = None,
-) -> list[SessionResult]:
-    """Judge and draft several sessions, results in input order.
-
-    Args:
-        items: (trajectory, findings) pairs.
-        backend: The backend; the heuristic one makes no call at all.
-        store_context: Categories and titles of the store.
-        concurrency: Online calls in flight at once.
-        batch: Send all requests as Gemini Batch Mode jobs (half price) instead.
-        progress: Called with ``(what, done, total)``.
-
-    Returns:
-        One ``SessionResult`` per item.
-    """
-    return backend.analyze_sessions(items, store_context, concurrency=concurrency, batch=batch,
-                                    progress=progress)
 
 
 def model_sessions(

@@ -22,7 +22,7 @@ from .dedupe import Known, dedupe, duplicate_judge, known_from_experience
 from .scan import ScanResult, SessionScan, source_hash
 from .select import findings_fingerprint
 from .sources import Source
-from .write import WriteItem, done_key, pause_point, write_candidates, write_key
+from .write import WriteItem, pause_point, write_candidates, write_key
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
@@ -59,7 +59,7 @@ def _decide(items: list[WriteItem], store: Any, ledger: Ledger, settings: Settin
 
 
 def _written_before(it: WriteItem, ledger: Ledger) -> bool:
-    return bool(done_key(ledger, write_key(it.signature, it.session_id, ledger.scope)))
+    return bool(ledger.done_intent(write_key(it.signature, it.session_id, ledger.scope)))
 
 
 def preview(items: list[WriteItem], store: Any, ledger: Ledger,

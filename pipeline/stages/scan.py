@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -166,24 +166,6 @@ def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
         result.issues.append(issue)
         result.fatal = result.fatal or issue.fatal
     return result
-
-
-def scan_source(path: str, fmt: str, is_dir: bool, options: Mapping[str, Any]) -> ScanResult:
-    """``scan`` with the options given as a mapping (tests and older callers).
-
-    Args:
-        path: File or session folder.
-        fmt: Adapter name from discovery.
-        is_dir: True for folder-shaped sessions.
-        options: ``ScanOptions`` field names (``detect`` may be a DetectSettings dump), plus
-            ``forced`` (``--format`` chose the adapter).
-    """
-    from ..formats.discover import SessionSource
-
-    values = {k: v for k, v in options.items() if k != "forced"}
-    values["detect"] = DetectSettings.model_validate(values.get("detect") or {})
-    src = SessionSource(Path(path), fmt, is_dir, forced=bool(options.get("forced")))
-    return scan(src, ScanOptions(**values))
 
 
 def scan_all(sources: Sequence[SessionSource], options: ScanOptions, jobs: int,

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 from ..ledger import Ledger
 from ..model import Draft
 from ..provenance import SessionRef
-from ..review import rejected_wasted
 from .dedupe import Decision, draft_signature, draft_signatures
 from .scan import SessionScan
 from .view import StoreContext
@@ -108,7 +107,7 @@ def _screen_draft(draft: Draft, scan: SessionScan, verdict: Any, backend: Any,
                                     title=draft.title, reason="; ".join(reasons),
                                     sessions=[scan.session_id], wasted_steps=wasted)
         return None
-    limit = rejected_wasted(ledger, sig)
+    limit = ledger.rejected_wasted(sig)
     if limit is not None and wasted <= limit:
         out.dropped += 1
         out.dropped_reasons["rejected in review"] += 1

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 from ..hashing import value_hash
 from ..ledger import Ledger
-from ..review import rejected_wasted
 from .scan import ScanResult, SessionScan
 
 BELOW_MINIMUM = "fewer wasted steps than the minimum"
@@ -122,5 +121,5 @@ def _screen_session(sess: SessionScan, ledger: Ledger,
 
 def _not_rejected(ledger: Ledger, signature: str, wasted: int) -> bool:
     """A rejected signature comes back only when the evidence grew."""
-    limit = rejected_wasted(ledger, signature)
+    limit = ledger.rejected_wasted(signature)
     return limit is None or wasted > limit

@@ -176,11 +176,6 @@ def reconcile(store: StoreLike, ledger: Ledger) -> list[str]:
     return fixes
 
 
-def done_key(ledger: Ledger, key: str) -> str | None:
-    """The EXP id an earlier run wrote for ``key``, if any."""
-    return ledger.done_intent(key)
-
-
 def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
                 key: str, seen: str) -> dict[str, Any]:
     return item.draft.provenance.for_write(
@@ -299,7 +294,7 @@ def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> N
 def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,
                backend: str, model: str | None, seen: str) -> WriteResult:
     key = write_key(item.signature, item.session_id, getattr(ledger, "scope", ""))
-    earlier = done_key(ledger, key)
+    earlier = ledger.done_intent(key)
     if earlier is not None:
         return WriteResult("existing", earlier)
     payload = {
