@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .config import Settings
-from .formats.base import ParseContext
-from .formats.discover import Skipped, discover, parse_source
+from .formats.discover import Skipped, discover
 from .model import Draft, Finding, ParseIssue, Trajectory, Verdict
-from .stages.scan import ScanOptions, SessionScan, flatten, scan
+from .stages.scan import ScanOptions, SessionScan, scan
 
 if TYPE_CHECKING:
     from .detect.annotate import Repeat
@@ -54,24 +53,23 @@ def iter_trajectories(
     paths: Iterable[Path], settings: Settings, issues: list[ParseIssue], fmt: str | None = None,
     skipped: list[Skipped] | None = None,
 ) -> Iterator[Trajectory]:
-    """Parse every session under ``paths``, no detection; problems go to ``issues``."""
-    for source in discover(paths, format=fmt, issues=issues, skipped=skipped):
-        ctx = ParseContext(
-            output_max_chars=settings.output_max_chars, max_line_bytes=settings.max_line_bytes
-        )
-        for traj in parse_source(source, ctx):
-            yield from flatten(traj)
-        issues.extend(ctx.issues)
+    """Parse every session under ``paths``, no detection (the scan's parse-only mode)."""
+    for s in scan_paths(paths, settings, issues, fmt=fmt, skipped=skipped, parse_only=True):
+        yield _trajectory(s)
 
 
 def scan_paths(
     paths: Iterable[Path], settings: Settings, issues: list[ParseIssue], *,
     fmt: str | None = None, skipped: list[Skipped] | None = None, repeats: bool = True,
+    parse_only: bool = False,
 ) -> Iterator[SessionScan]:
-    """Every session under ``paths`` scanned, trajectory kept; problems go to ``issues``."""
+    """Every session under ``paths`` scanned, trajectory kept; problems go to ``issues``.
+
+    ``parse_only`` runs no detector (no findings, no repeats): ``orf eval`` judges the logs.
+    """
     # A detector bug raises here, as it always did for `orf analyze` (mine contains it).
-    options = ScanOptions.from_settings(settings, keep_all=True, repeats=repeats, facts=False,
-                                        contain_errors=False)
+    options = ScanOptions.from_settings(settings, keep_all=True, repeats=repeats and not parse_only,
+                                        facts=False, contain_errors=False, parse_only=parse_only)
     for source in discover(paths, format=fmt, issues=issues, skipped=skipped):
         result = scan(source, options)
         yield from result.sessions
@@ -95,26 +93,29 @@ def analyze_paths(
     time; nothing is written to the store. ``repeats`` marks the repeated steps in the scan
     (the JSON and HTML reports show them; the terminal report does not).
     """
-    from .stages.judge import judge
+    from .ledger import Ledger
+    from .llm.registry import get_backend
+    from .stages.judge import heuristic_verdict
 
     sessions = scan_paths(paths, settings, issues, fmt=fmt, skipped=skipped, repeats=repeats)
     if not draft:
-        offline = _backend(settings, False)
+        # Judging from the log's own signals never needs a model.
         for s in sessions:
             traj = _trajectory(s)
-            yield _done(SessionReport(traj, s.findings, judge(traj, s.findings, offline),
+            yield _done(SessionReport(traj, s.findings, heuristic_verdict(traj),
                                       repeats=s.repeats))
         return
-    backend = _backend(settings, True)
-    context = _store_context(settings)
-    # Chunks keep output streaming on a big folder while the pool stays busy.
-    chunk: list[SessionScan] = []
-    for item in sessions:
-        chunk.append(item)
-        if len(chunk) >= 4 * max(1, settings.concurrency):
-            yield from _draft_chunk(chunk, backend, context, settings)
-            chunk = []
-    yield from _draft_chunk(chunk, backend, context, settings)
+    with Ledger(settings.ledger_path) as ledger:
+        backend = get_backend(settings, ledger)
+        context = _store_context(settings)
+        # Chunks keep output streaming on a big folder while the pool stays busy.
+        chunk: list[SessionScan] = []
+        for item in sessions:
+            chunk.append(item)
+            if len(chunk) >= 4 * max(1, settings.concurrency):
+                yield from _draft_chunk(chunk, backend, context, settings)
+                chunk = []
+        yield from _draft_chunk(chunk, backend, context, settings)
 
 
 def _done(report: SessionReport) -> SessionReport:
@@ -154,20 +155,8 @@ def _draft_chunk(
         yield _done(report)
 
 
-def _backend(settings: Settings, draft: bool) -> Backend:
-    from .llm.registry import get_backend
-
-    if not draft:
-        # Judging from the log's own signals never needs a model.
-        return get_backend(settings.model_copy(update={"backend": "heuristic"}))
-    from .ledger import Ledger
-
-    return get_backend(settings, Ledger(settings.ledger_path))
-
-
 def _store_context(settings: Settings) -> StoreContext:
-    from .stages.screening import store_context
-    from .stages.view import StoreContext
+    from .stages.view import StoreContext, store_context
 
     try:
         from .orf import Store

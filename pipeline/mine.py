@@ -2,8 +2,9 @@
 
 A chain of typed stages, each a function of the previous one's output (``stages/``):
 sources (discover, skip unchanged) -> scan (parse + detect, process pool) -> selection ->
-judge and draft (``analyze_many``: online pool or one batch job) -> screened -> deduped and
-written -> recorded; the summary is computed from what they returned (``run_summary.py``).
+judge and draft (``Backend.analyze_sessions``: online pool or one batch job) -> screened ->
+deduped and written -> recorded; the summary is computed from what they returned
+(``run_summary.py``).
 
 Incremental: a source whose size and mtime (then content hash) match the ledger is skipped, so
 a rerun over unchanged logs parses nothing and makes no LLM call. Resumable: sources are marked
@@ -29,20 +30,22 @@ from .fsutil import store_lock
 from .ledger import Ledger
 from .report.summary import MineSummary
 from .run_events import DefaultLocations, Emit, FindingsFound, LLMUsage, SourcesFound, ignore
-from .run_summary import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL, RunFacts, StageResults, summarize
+from .run_summary import RunFacts, StageResults, summarize
 from .stages.judge_draft import judge_and_draft
+from .stages.pause import pause_point
 from .stages.publish import preview, publish, record_run
 from .stages.scan import ScanOptions, scan_all
-from .stages.screening import screen_results, store_context
+from .stages.screening import screen_results
 from .stages.select import select_sessions
 from .stages.sources import DEFAULT_LOCATIONS, default_locations, find_sources, since_epoch
-from .stages.write import pause_point, prepare, reconcile
+from .stages.view import store_context
+from .stages.write import prepare, reconcile
 
 if TYPE_CHECKING:
     from .llm.backend import Backend
+    from .stages.store_like import StoreLike
 
-__all__ = ["DEFAULT_LOCATIONS", "EXIT_ERROR", "EXIT_OK", "EXIT_PARTIAL", "MineRequest",
-           "MineSummary", "default_locations", "mine", "run"]
+__all__ = ["DEFAULT_LOCATIONS", "MineRequest", "MineSummary", "default_locations", "mine", "run"]
 
 
 @dataclass(frozen=True)
@@ -127,7 +130,7 @@ def _usage(ledger: Ledger, started: float) -> LLMUsage:
                     float(totals["cost_usd"]))
 
 
-def _stages(request: MineRequest, paths: list[Path], store: Any, ledger: Ledger,
+def _stages(request: MineRequest, paths: list[Path], store: StoreLike, ledger: Ledger,
             backend: Backend, emit: Emit, started: float) -> StageResults:
     settings, dry_run = request.settings, request.dry_run
     sources = find_sources(paths, ledger, since=since_epoch(request.since), fmt=request.format,
@@ -148,13 +151,12 @@ def _stages(request: MineRequest, paths: list[Path], store: Any, ledger: Ledger,
     if selected:
         emit(_usage(ledger, started))
     screened = screen_results(selected, results, backend, ledger, record=not dry_run)
-    stages = StageResults(sources, selection, screened)
     if dry_run:
-        stages.published = preview(screened.items, store, ledger, settings)
-        return stages
+        return StageResults(sources, selection, screened,
+                            preview(screened.items, store, ledger, settings))
     with store_lock(Path(settings.store), settings.lock_timeout_s):
-        stages.repaired = prepare(store) + reconcile(store, ledger)
-        stages.published = publish(screened.items, store, ledger, backend, settings, emit)
+        repaired = prepare(store) + reconcile(store, ledger)
+        published = publish(screened.items, store, ledger, backend, settings, emit)
         record_run(ledger, sources.todo, selection.scanned, selected,
                    retry=selection.deferred_paths | screened.failed_paths)
-    return stages
+    return StageResults(sources, selection, screened, published, repaired)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .exit_codes import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
 from .report.summary import MineSummary
 from .run_events import LLMUsage
 from .stages.publish import Published
@@ -12,11 +13,8 @@ from .stages.screening import Screened
 from .stages.select import Selection
 from .stages.sources import Sources
 
-EXIT_OK, EXIT_ERROR, EXIT_PARTIAL = 0, 1, 3
-"""Run outcomes (the CLI's exit codes): ok, error (past ``fail_on_error``), partial."""
 
-
-@dataclass
+@dataclass(frozen=True)
 class StageResults:
     """Every stage's output of one run (the later ones stay empty when nothing reached them)."""
 

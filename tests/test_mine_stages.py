@@ -11,6 +11,7 @@ from pipeline.analyze import SessionReport, analyze_paths, scan_paths
 from pipeline.cli.mine_cmd import _Progress
 from pipeline.config import Settings, load_settings
 from pipeline.detect.annotate import annotate_repeats
+from pipeline.exit_codes import EXIT_ERROR, EXIT_OK
 from pipeline.ledger import Ledger
 from pipeline.mine import mine
 from pipeline.report.json_out import session_json
@@ -23,15 +24,15 @@ from pipeline.run_events import (
     SourcesFound,
     Written,
 )
-from pipeline.run_summary import EXIT_ERROR, EXIT_OK, RunFacts, StageResults, summarize
-from pipeline.stages.scan import ScanOptions, ScanResult, scan_all, source_hash
+from pipeline.run_summary import RunFacts, StageResults, summarize
+from pipeline.stages.scan import ScanOptions, ScanResult, scan_all
 from pipeline.stages.select import (
     ANALYZED_BEFORE,
     DEFERRED,
     findings_fingerprint,
     select_sessions,
 )
-from pipeline.stages.sources import DEFAULT_LOCATIONS, Sources, find_sources
+from pipeline.stages.sources import DEFAULT_LOCATIONS, Sources, find_sources, source_hash
 
 FIX = Path(__file__).resolve().parent.parent / "fixtures" / "mine"
 SAME_TRAP = ["alpha-session.jsonl", "beta-session.jsonl"]

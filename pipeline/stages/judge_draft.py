@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..run_events import Emit, Progress
+from .pause import pause_point
 from .scan import SessionScan
 from .view import StoreContext
-from .write import pause_point
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend

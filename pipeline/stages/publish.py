@@ -19,10 +19,12 @@ from ..ledger import Ledger
 from ..run_events import Emit, Written
 from ..trends.history import record_history
 from .dedupe import Known, dedupe, duplicate_judge, known_from_experience
-from .scan import ScanResult, SessionScan, source_hash
+from .pause import pause_point
+from .scan import ScanResult, SessionScan
 from .select import findings_fingerprint
-from .sources import Source
-from .write import WriteItem, pause_point, write_candidates, write_key
+from .sources import Source, source_hash
+from .store_like import StoreLike
+from .write import WriteItem, WriteResult, write_candidates, write_key
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
@@ -42,14 +44,14 @@ class Published:
     """Drafts the store refused."""
 
 
-def _known(store: Any, ledger: Ledger) -> list[Known]:
+def _known(store: StoreLike, ledger: Ledger) -> list[Known]:
     if not store.exists():
         return []
     extra = ledger.candidate_signatures()
     return [known_from_experience(e, extra.get(e.id, ())) for e in store.experiences()]
 
 
-def _decide(items: list[WriteItem], store: Any, ledger: Ledger, settings: Settings,
+def _decide(items: list[WriteItem], store: StoreLike, ledger: Ledger, settings: Settings,
             backend: Backend | None) -> None:
     decisions = dedupe([it.draft for it in items], _known(store, ledger),
                        duplicate=settings.dedupe_duplicate, related=settings.dedupe_related,
@@ -62,7 +64,7 @@ def _written_before(it: WriteItem, ledger: Ledger) -> bool:
     return bool(ledger.done_intent(write_key(it.signature, it.session_id, ledger.scope)))
 
 
-def preview(items: list[WriteItem], store: Any, ledger: Ledger,
+def preview(items: list[WriteItem], store: StoreLike, ledger: Ledger,
             settings: Settings) -> Published:
     """What ``publish`` would do, writing nothing (no model asked about look-alikes)."""
     out = Published()
@@ -84,7 +86,7 @@ def preview(items: list[WriteItem], store: Any, ledger: Ledger,
     return out
 
 
-def publish(items: list[WriteItem], store: Any, ledger: Ledger, backend: Backend,
+def publish(items: list[WriteItem], store: StoreLike, ledger: Ledger, backend: Backend,
             settings: Settings, emit: Emit) -> Published:
     """Dedupe and write the drafts not written before; emits ``Written`` per draft."""
     out = Published()
@@ -96,7 +98,7 @@ def publish(items: list[WriteItem], store: Any, ledger: Ledger, backend: Backend
             fresh.append(it)
     _decide(fresh, store, ledger, settings, backend)
 
-    def on_written(result: Any) -> None:
+    def on_written(result: WriteResult) -> None:
         emit(Written(result.outcome, result.exp_id, result.error))
 
     report = write_candidates(fresh, store, ledger, backend=backend.name, model=backend.model,

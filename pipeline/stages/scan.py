@@ -8,13 +8,11 @@ itself only for sessions whose waste passes the minimum (judge and draft need th
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import DetectSettings, Settings
@@ -57,39 +55,6 @@ class ScanResult:
     """True when the source could not be read at all."""
 
 
-def source_fingerprint(path: Path, is_dir: bool) -> tuple[int, float]:
-    """Size and newest mtime of a file or a session folder (the cheap change check)."""
-    if not is_dir:
-        st = path.stat()
-        return st.st_size, st.st_mtime
-    size, mtime = 0, path.stat().st_mtime
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.stat(os.path.join(root, name))
-            except OSError:
-                continue
-            size += st.st_size
-            mtime = max(mtime, st.st_mtime)
-    return size, mtime
-
-
-def source_hash(path: Path, is_dir: bool) -> str:
-    """``b2:`` hash of a file's bytes, or of every file of a session folder (names + bytes)."""
-    h = hashlib.blake2b(digest_size=16)
-    files = [path] if not is_dir else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        if is_dir:
-            h.update(str(f.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with f.open("rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):  # noqa: B023 - fh is local
-                    h.update(chunk)
-        except OSError:
-            continue
-    return "b2:" + h.hexdigest()
-
-
 def flatten(traj: Trajectory) -> list[Trajectory]:
     """``traj`` then its sub-agents, depth first: each is a session of its own."""
     out = [traj]
@@ -115,6 +80,8 @@ class ScanOptions:
     """Compute the ``orf trends`` history row of each session."""
     contain_errors: bool = True
     """A detector bug on one source becomes a fatal issue of that source instead of raising."""
+    parse_only: bool = False
+    """Run no detector: every session without findings (``orf eval`` only needs the logs)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, **overrides: Any) -> ScanOptions:
@@ -147,7 +114,7 @@ def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
     try:
         for traj in parse_source(src, ctx):
             for t in flatten(traj):
-                findings = list(detect_all(t, options.detect))
+                findings = [] if options.parse_only else list(detect_all(t, options.detect))
                 wasted = sum(f.wasted_steps for f in findings)
                 keep = t if options.keep_all or (
                     findings and wasted >= options.min_wasted_steps) else None

@@ -2,8 +2,7 @@
 
 A draft goes on to dedupe when no screen (``llm/screen.py``: secrets, shape) and no quality
 rule (``stages/quality.py``) objects, and a reviewer did not reject its signature at this much
-evidence. Also here: the store context both ``orf analyze --draft`` and ``orf mine`` draft
-against.
+evidence.
 """
 
 from __future__ import annotations
@@ -11,14 +10,13 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..ledger import Ledger
-from ..model import Draft
+from ..model import Draft, Verdict
 from ..provenance import SessionRef
 from .dedupe import Decision, draft_signature, draft_signatures
 from .scan import SessionScan
-from .view import StoreContext
 from .write import WriteItem
 
 if TYPE_CHECKING:
@@ -27,14 +25,6 @@ if TYPE_CHECKING:
 
 UNDRAFTED = "undrafted:"
 """Prefix of the model failing even after the repair attempt: the session is retried."""
-
-
-def store_context(store: Any) -> StoreContext:
-    """Categories and titles of ``store`` (empty when it does not exist yet)."""
-    if not store.exists():
-        return StoreContext()
-    return StoreContext(categories=[(c.id, c.name, c.description) for c in store.categories()],
-                        titles=[e.title for e in store.experiences()])
 
 
 def screen_problems(draft: Draft, *, quality: bool = True) -> list[str]:
@@ -69,7 +59,8 @@ def screen_results(selected: Sequence[SessionScan], results: Sequence[SessionRes
 
     Args:
         selected: The sessions sent to judge and draft.
-        results: Their results, in the same order.
+        results: ``judge_and_draft``'s results: one per session with a trajectory, in order
+            (a count that does not match raises ``ValueError``: no draft goes to a wrong session).
         backend: The backend that judged and drafted (named in the provenance).
         ledger: Holds the reviewer's rejections; records the dropped drafts when ``record``.
         record: False on a dry run.
@@ -77,7 +68,8 @@ def screen_results(selected: Sequence[SessionScan], results: Sequence[SessionRes
     from .draft import NO_LESSON
 
     out = Screened()
-    for scan, res in zip(selected, results, strict=False):
+    drafted = [s for s in selected if s.trajectory is not None]  # what judge_and_draft sent
+    for scan, res in zip(drafted, results, strict=True):
         # Other notes ("attempt 1: ...", findings without a resolving step) are normal.
         errors = [f for f in res.failures if f.startswith(UNDRAFTED)]
         if errors:
@@ -94,7 +86,7 @@ def screen_results(selected: Sequence[SessionScan], results: Sequence[SessionRes
     return out
 
 
-def _screen_draft(draft: Draft, scan: SessionScan, verdict: Any, backend: Any,
+def _screen_draft(draft: Draft, scan: SessionScan, verdict: Verdict, backend: Backend,
                   ledger: Ledger, out: Screened, record: bool) -> WriteItem | None:
     reasons = screen_problems(draft)
     sig, wasted = _provenance(draft, scan, verdict, backend)
@@ -131,7 +123,8 @@ def _steps_label(indices: Iterable[int]) -> str:
     return ",".join(runs)
 
 
-def _provenance(draft: Draft, scan: SessionScan, verdict: Any, backend: Any) -> tuple[str, int]:
+def _provenance(draft: Draft, scan: SessionScan, verdict: Verdict,
+                backend: Backend) -> tuple[str, int]:
     sig = draft_signature(draft)
     sigs = draft_signatures(draft)
     related = [f for f in scan.findings if f.signature in sigs] or scan.findings
@@ -139,7 +132,6 @@ def _provenance(draft: Draft, scan: SessionScan, verdict: Any, backend: Any) -> 
     session = SessionRef(id=scan.session_id, path=scan.path, format=scan.format,
                          steps=_steps_label(i for f in related for i in f.steps),
                          wasted_steps=wasted)
-    dump = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else verdict
     draft.provenance = draft.provenance.screened(
-        sig, session, dump, getattr(backend, "name", None), getattr(backend, "model", None))
+        sig, session, verdict.model_dump(mode="json"), backend.name, backend.model)
     return sig, wasted

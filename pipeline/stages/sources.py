@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import datetime
 import glob
+import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from ..ledger import Ledger
 from ..model import ParseIssue
-from .scan import source_fingerprint, source_hash
 
 if TYPE_CHECKING:
     from ..formats.discover import SessionSource
@@ -28,6 +29,39 @@ DEFAULT_LOCATIONS = (
     "~/.gemini/antigravity*/brain",
 )
 """Where each agent keeps its sessions (``--default-locations``)."""
+
+
+def source_fingerprint(path: Path, is_dir: bool) -> tuple[int, float]:
+    """Size and newest mtime of a file or a session folder (the cheap change check)."""
+    if not is_dir:
+        st = path.stat()
+        return st.st_size, st.st_mtime
+    size, mtime = 0, path.stat().st_mtime
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                st = os.stat(os.path.join(root, name))
+            except OSError:
+                continue
+            size += st.st_size
+            mtime = max(mtime, st.st_mtime)
+    return size, mtime
+
+
+def source_hash(path: Path, is_dir: bool) -> str:
+    """``b2:`` hash of a file's bytes, or of every file of a session folder (names + bytes)."""
+    h = hashlib.blake2b(digest_size=16)
+    files = [path] if not is_dir else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        if is_dir:
+            h.update(str(f.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
+        try:
+            with f.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):  # noqa: B023 - fh is local
+                    h.update(chunk)
+        except OSError:
+            continue
+    return "b2:" + h.hexdigest()
 
 
 def default_locations(home: Path | None = None) -> list[Path]:

@@ -15,54 +15,20 @@ Callers hold the store lock around ``prepare``/``reconcile``/``write_candidates`
 from __future__ import annotations
 
 import datetime
-import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from ..errors import StoreError
 from ..fsutil import remove_stale_temps
 from ..hashing import value_hash
 from ..ledger import Ledger, WriteIntent
 from ..model import Draft
+from ..orf.records import Experience
 from ..provenance import Provenance, SessionRef
 from .dedupe import Decision
-
-PAUSE_ENV = "ORF_TEST_PAUSE_AT"
-"""Test hook: ``ORF_TEST_PAUSE_AT=<point>`` makes the process announce ``orf: paused at
-<point>`` on stderr and sleep there (``ORF_TEST_PAUSE_SECONDS``, default 3600), so a test can
-SIGKILL it at a known point. Points: ``scanned`` (parse+detect done), ``drafting`` (the first
-session's judge+draft came back, others pending), ``writing`` (the first EXP file is written,
-its intent not yet closed), ``written`` (all files written, sources not yet recorded)."""
-
-
-def pause_point(name: str) -> None:
-    """Sleep at ``name`` when the test hook asks for it (see ``PAUSE_ENV``)."""
-    if os.environ.get(PAUSE_ENV) != name:
-        return
-    print(f"orf: paused at {name}", file=sys.stderr, flush=True)
-    time.sleep(float(os.environ.get("ORF_TEST_PAUSE_SECONDS", "3600")))
-
-
-class StoreLike(Protocol):
-    """The part of ``pipeline.orf.Store`` the writer uses."""
-
-    def exists(self) -> bool:
-        """True when INDEX.md is there."""
-
-    def init(self) -> Any:
-        """Create an empty store."""
-
-    def repair(self) -> list[str]:
-        """Finish or undo half-done writes; return what was fixed."""
-
-    def experiences(self) -> Iterable[Any]:
-        """Every experience (id, title, ..., provenance)."""
-
-    def create_experience(self, **kwargs: Any) -> Any:
-        """Write one EXP file and its INDEX line; return the Experience."""
+from .pause import pause_point
+from .store_like import StoreLike
 
 
 @dataclass
@@ -115,7 +81,7 @@ def write_key(signature: str, session_id: str, scope: str = "") -> str:
 
 def _other_store(ledger: Ledger, intent: WriteIntent) -> bool:
     """Whether a write intent was recorded for another store sharing this ledger."""
-    scope = getattr(ledger, "scope", "")
+    scope = ledger.scope
     session = intent.session_id or ""
     mine = {write_key(intent.signature, session, scope), write_key(intent.signature, session)}
     return intent.key not in mine
@@ -132,19 +98,17 @@ def prepare(store: StoreLike) -> list[str]:
     if not store.exists():
         store.init()
         fixes.append("created the store")
-    root = getattr(store, "root", None)
-    if root is not None:
-        removed = remove_stale_temps(root)
-        if removed:
-            fixes.append(f"removed {removed} stale temp file(s)")
+    removed = remove_stale_temps(store.root)
+    if removed:
+        fixes.append(f"removed {removed} stale temp file(s)")
     fixes.extend(store.repair())
     return fixes
 
 
-def _exp_by_key(store: StoreLike) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _exp_by_key(store: StoreLike) -> dict[str, Experience]:
+    out: dict[str, Experience] = {}
     for exp in store.experiences():
-        key = Provenance.read(getattr(exp, "provenance", None)).write_key
+        key = Provenance.read(exp.provenance).write_key
         if key is not None:
             out[key] = exp
     return out
@@ -184,7 +148,7 @@ def _provenance(item: WriteItem, related_to: str | None, backend: str, model: st
         related_to=related_to).wire()
 
 
-def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
+def _create(store: StoreLike, payload: dict[str, Any]) -> Experience:
     d = payload["draft"]
     return store.create_experience(
         domain=d["domain"], title=d["title"], description=d["description"],
@@ -267,15 +231,11 @@ def write_candidates(
 def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> None:
     """Record a reinforcing session in the playbook's own provenance (every session shows).
 
-    The ledger row is the source of truth; a store that cannot rewrite provenance (or a file
-    gone since) only loses the copy in the file.
+    The ledger row is the source of truth; a file gone (or unwritable) since only loses the
+    copy in the file.
     """
-    read = getattr(store, "read_experience", None)
-    update = getattr(store, "update_provenance", None)
-    if read is None or update is None:
-        return
     try:
-        prov = Provenance.read(read(exp_id).provenance)
+        prov = Provenance.read(store.read_experience(exp_id).provenance)
     except (StoreError, OSError):
         return
     # The draft's own reference to the session (path, steps) when it has one.
@@ -286,14 +246,14 @@ def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> N
     if grown is prov:
         return
     try:
-        update(exp_id, grown.wire())
+        store.update_provenance(exp_id, grown.wire())
     except (StoreError, OSError):
         return
 
 
 def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,
                backend: str, model: str | None, seen: str) -> WriteResult:
-    key = write_key(item.signature, item.session_id, getattr(ledger, "scope", ""))
+    key = write_key(item.signature, item.session_id, ledger.scope)
     earlier = ledger.done_intent(key)
     if earlier is not None:
         return WriteResult("existing", earlier)
@@ -316,6 +276,4 @@ def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger
         return WriteResult("failed", None, error=str(exc))
     pause_point("writing")
     _close_intent(ledger, key, payload, str(exp.id))
-    path = getattr(exp, "path", None)
-    return WriteResult(item.decision.outcome, str(exp.id), str(path) if path else None,
-                       related_to)
+    return WriteResult(item.decision.outcome, str(exp.id), str(exp.path), related_to)
