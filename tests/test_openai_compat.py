@@ -34,7 +34,7 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 
 from pipeline.cli import main
-from pipeline.config import Settings
+from pipeline.config import load_settings
 from pipeline.errors import BackendError
 from pipeline.ledger import Ledger
 from pipeline.llm.backend import Backend, LLMRequest
@@ -79,7 +79,7 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
 def backend_for(ledger: Ledger | None, **settings: Any) -> Backend:
     opts: dict[str, Any] = {"backend": "openai-compatible", "call_timeout_s": 5.0}
     opts.update(settings)
-    return get_backend(Settings(**opts), ledger)
+    return get_backend(load_settings(opts), ledger)  # the ORF_OPENAI_* variables are settings
 
 
 def purpose_of(body: dict[str, Any]) -> str:

@@ -8,16 +8,8 @@ from pathlib import Path
 import click
 import orjson
 
-from .app import (
-    EXIT_CODES_HELP,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    concurrency_option,
-    main,
-    settings_from,
-    store_option,
-)
+from ..exit_codes import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from .app import EXIT_CODES_HELP, MODEL_HELP, concurrency_option, main, settings_from, store_option
 from .backends import BackendChoice, backend_help
 from .checks import check_format, no_sessions_line, report_skipped, require_store
 
@@ -35,7 +27,7 @@ from .checks import check_format, no_sessions_line, report_skipped, require_stor
     help=backend_help("LLM backend for --draft (default gemini when a key is set, else "
                       "heuristic)"),
 )
-@click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Also write an HTML timeline of the sessions to this file.")
 @click.option("--output-max-chars", type=int, default=None,

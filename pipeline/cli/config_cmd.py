@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import click
@@ -25,6 +26,11 @@ def _effective(settings: Settings, name: str) -> Any:
     if name == "backend":
         return settings.resolved_backend()
     return getattr(settings, name)
+
+
+def key_is_set(settings: Settings) -> bool:
+    """Whether the variable ``openai_api_key_env`` names holds a key (its value is never shown)."""
+    return bool(os.environ.get(settings.openai_api_key_env, "").strip())
 
 
 def backend_rows() -> list[dict[str, Any]]:
@@ -77,6 +83,7 @@ def config_command(as_json: bool) -> None:
         data["sources"] = {r["name"]: r["source"] for r in rows}
         data["resolved_backend"] = settings.resolved_backend()
         data["ledger_path"] = str(settings.ledger_path)
+        data["openai_api_key_set"] = key_is_set(settings)
         data["backends"] = backend_rows()
         click.echo(orjson.dumps(data, default=str, option=orjson.OPT_INDENT_2).decode())
         return
@@ -85,6 +92,10 @@ def config_command(as_json: bool) -> None:
         value = r["value"]
         if isinstance(value, dict):
             value = ", ".join(f"{k}={v}" for k, v in value.items())
+        if value is None:
+            value = "not set"
+        if r["name"] == "openai_api_key_env":
+            value = f"{value} ({'set' if key_is_set(settings) else 'not set'})"
         click.echo(f"{r['name']:<{width}}  {value}  ({r['source']})")
         desc = " ".join(str(r["description"] or "").split())
         click.echo(f"{'':<{width}}  {desc}" + (f" (env {r['env']})" if r["env"] else ""))

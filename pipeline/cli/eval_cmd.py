@@ -9,15 +9,8 @@ from typing import Any
 import click
 import orjson
 
-from .app import (
-    EXIT_CODES_HELP,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    json_option,
-    main,
-    settings_from,
-)
+from ..exit_codes import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from .app import EXIT_CODES_HELP, MODEL_HELP, json_option, main, settings_from
 from .backends import BackendChoice, backend_help
 
 BACKENDS = BackendChoice()
@@ -57,7 +50,7 @@ def _backend(name: str, model: str | None, ledger: Path | None) -> Any:
               path_type=Path), default=None,
               help="Folder of SWE-bench report.json / Multi-SWE-bench results.json files: "
                    "their resolved flags are labels too.")
-@click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Cache gemini calls in this SQLite ledger (default: none).")
 @click.option("--verbose", "-v", is_flag=True, help="Also list every session with its verdict.")

@@ -11,6 +11,7 @@ from typing import Any
 import click
 import orjson
 
+from ..exit_codes import EXIT_OK
 from ..fsutil import lock_path
 from ..run_events import (
     DefaultLocations,
@@ -23,7 +24,7 @@ from ..run_events import (
 )
 from .app import (
     EXIT_CODES_HELP,
-    EXIT_OK,
+    MODEL_HELP,
     concurrency_option,
     json_option,
     ledger_option,
@@ -122,7 +123,7 @@ class _Progress:
 @click.option("--backend", type=BackendChoice(), default=None,
               help=backend_help("LLM backend (default gemini when a key is set, else "
                                 "heuristic)"))
-@click.option("--model", default=None, help="Gemini model for judge and draft.")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--batch", is_flag=True, help="Send judge/draft requests as one Gemini batch job "
               "(half price, slower).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,

@@ -108,10 +108,6 @@ class GeminiBackend(ModelBackend):
         """The provider's google-genai client (Batch Mode calls it directly)."""
         return self.provider.client
 
-    def count_tokens(self, text: str) -> int:
-        """Tokens ``text`` costs as input, by the API's own count."""
-        return self.provider.count_tokens(text)
-
     def generate_many(
         self,
         requests: Sequence[LLMRequest],

@@ -1,11 +1,13 @@
 """The openai-compatible provider: any server that speaks OpenAI chat completions.
 
 Ollama, vLLM, llama.cpp's server, LM Studio and a LiteLLM proxy all do, so logs can stay on
-the team's own machines. Configured by ``ORF_OPENAI_BASE_URL`` and ``ORF_OPENAI_MODEL``, with
-an optional ``ORF_OPENAI_API_KEY`` (a local server checks none). Replies are asked for as
-``response_format`` ``json_schema``; a server that rejects it (400 naming ``response_format``)
-(or 422) is asked for ``json_object`` from then on, with the schema in the system message, and each
-reply is checked against the schema here, so an off-schema answer is an unusable reply.
+the team's own machines. Configured by the ``openai_base_url`` and ``openai_model`` settings
+(env ``ORF_OPENAI_BASE_URL``, ``ORF_OPENAI_MODEL``, or ``[tool.orf]``), with an optional key in
+the variable ``openai_api_key_env`` names (``ORF_OPENAI_API_KEY``; a local server checks none).
+Replies are asked for as ``response_format`` ``json_schema``; a server that rejects it (400 or
+422 naming ``response_format``) is asked for ``json_object`` from then on, with the schema in the
+system message, and each reply is checked against the schema here, so an off-schema answer is
+an unusable reply.
 """
 
 from __future__ import annotations
@@ -28,15 +30,8 @@ from .backend import LLMRequest
 from .cost import cost_usd
 from .provider import Envelope, Provider
 
-ENV_BASE_URL = "ORF_OPENAI_BASE_URL"
-ENV_MODEL = "ORF_OPENAI_MODEL"
-ENV_API_KEY = "ORF_OPENAI_API_KEY"
-
 NO_KEY = "no-key"
 """Sent when no key is set: the SDK insists on one, a local server ignores it."""
-
-MAX_RETRY_AFTER_S = 120.0
-"""Cap of a server's ``Retry-After`` (the same as Gemini's RetryInfo cap)."""
 
 SCHEMA_INSTRUCTION = "\n\nReply with one JSON object only, matching this JSON schema:\n"
 """Appended to the system message in JSON mode, followed by the schema."""
@@ -57,19 +52,22 @@ class ServerConfig:
     api_key: str | None = None
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> ServerConfig:
-        """Read the ``ORF_OPENAI_*`` variables.
+    def from_settings(cls, settings: Settings,
+                      environ: Mapping[str, str] | None = None) -> ServerConfig:
+        """The server ``settings`` name; the key is read from ``settings.openai_api_key_env``.
 
         Raises:
             BackendError: the base URL or the model is not set (one line naming the variable).
         """
         env = os.environ if environ is None else environ
-        for name, example in ((ENV_BASE_URL, "http://127.0.0.1:11434/v1"), (ENV_MODEL, "qwen3")):
-            if not env.get(name, "").strip():
-                raise BackendError(f"the openai-compatible backend needs {name} "
-                                   f"(e.g. {name}={example})")
-        return cls(env[ENV_BASE_URL].strip(), env[ENV_MODEL].strip(),
-                   env.get(ENV_API_KEY, "").strip() or None)
+        base_url = (settings.openai_base_url or "").strip()
+        model = (settings.openai_model or "").strip()
+        for value, var, example in ((base_url, "ORF_OPENAI_BASE_URL", "http://127.0.0.1:11434/v1"),
+                                    (model, "ORF_OPENAI_MODEL", "qwen3")):
+            if not value:
+                raise BackendError(f"the openai-compatible backend needs {var} "
+                                   f"(e.g. {var}={example})")
+        return cls(base_url, model, env.get(settings.openai_api_key_env, "").strip() or None)
 
 
 # ---- the schema check of JSON-mode replies ----
@@ -149,12 +147,15 @@ def _seconds(raw: str, scale: float) -> float | None:
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date), capped."""
+    """Seconds from ``retry-after-ms`` or ``Retry-After`` (seconds or HTTP date).
+
+    Not capped here: the wrapper caps every provider's wait (``retry.MAX_RETRY_DELAY_S``).
+    """
     for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
         raw = headers.get(name)
         seconds = _seconds(raw, scale) if raw is not None else None
         if seconds is not None and seconds > 0:
-            return min(seconds, MAX_RETRY_AFTER_S)
+            return seconds
     return None
 
 
@@ -221,7 +222,7 @@ class OpenAICompatProvider(Provider):
         return envelope
 
     def retry_delay(self, exc: BaseException) -> float | None:
-        """429: the server's Retry-After (capped) or backoff; 408/5xx/transport: backoff."""
+        """429: the server's Retry-After or backoff; 408/5xx/transport: backoff."""
         if isinstance(exc, openai.APIConnectionError):  # timeouts are a subclass
             return 0.0
         if not isinstance(exc, openai.APIStatusError):
@@ -279,5 +280,5 @@ def envelope_from_response(response: Any) -> Envelope:
 
 
 def make_provider(settings: Settings, client: Any = None) -> OpenAICompatProvider:
-    """The provider for ``settings``, configured from the ``ORF_OPENAI_*`` variables."""
-    return OpenAICompatProvider(settings, ServerConfig.from_env(), client=client)
+    """The provider for the server ``settings`` name (``openai_base_url``, ``openai_model``)."""
+    return OpenAICompatProvider(settings, ServerConfig.from_settings(settings), client=client)
