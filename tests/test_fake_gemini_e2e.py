@@ -21,8 +21,6 @@ from _llm_helpers import (  # noqa: F401
 )
 
 from pipeline.model import OutcomeHints
-from pipeline.stages.draft import draft
-from pipeline.stages.judge import judge
 from pipeline.testing.fake_gemini import (
     FakeGemini,
     Item,
@@ -59,8 +57,8 @@ def run_once(server: FakeGemini, tmp_path: Path, **settings: Any) -> tuple[Any, 
     findings = [make_finding(traj)]
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(server, ledger, **settings)
-        verdict = judge(traj, findings, backend)
-        result = draft(traj, findings, verdict, backend, STORE)
+        verdict = backend.judge(traj, findings)
+        result = backend.draft(traj, findings, verdict, STORE)
     return verdict, result
 
 
@@ -161,7 +159,7 @@ def test_retries_are_bounded(fake: FakeGemini, tmp_path: Path) -> None:  # noqa:
 def test_log_outcome_means_no_judge_call(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     traj = make_traj(outcome=OutcomeHints(resolved=True))
     with open_ledger(tmp_path) as ledger:
-        verdict = judge(traj, [make_finding(traj)], gemini_backend(fake, ledger))
+        verdict = gemini_backend(fake, ledger).judge(traj, [make_finding(traj)])
     assert verdict.decided_by == "log" and verdict.outcome == "success"
     assert fake.model_calls == 0
 
@@ -201,8 +199,8 @@ def test_every_prompt_goes_through_redact(
     finding.evidence[0].quote += f" {key}"
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
-        verdict = judge(traj, [finding], backend)
-        draft(traj, [finding], verdict, backend, STORE)
+        verdict = backend.judge(traj, [finding])
+        backend.draft(traj, [finding], verdict, STORE)
     bodies = [r.text for r in fake.requests if r.path.endswith(":generateContent")]
     assert len(bodies) == 2  # judge + draft
     assert all(token not in b and key not in b for b in bodies)

@@ -9,8 +9,6 @@ from _lesson_helpers import CWD, bash, claude_log, scan_log, tool
 from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, open_ledger  # noqa: F401
 
 from pipeline.config import Settings
-from pipeline.stages.draft import draft
-from pipeline.stages.judge import judge
 from pipeline.testing.fake_gemini import FakeGemini
 
 OLD = "    total = sum(item.price for item in self.items)"
@@ -40,8 +38,8 @@ def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_differen
     assert sess.trajectory is not None
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
-        verdict = judge(sess.trajectory, sess.findings, backend)
-        result = draft(sess.trajectory, sess.findings, verdict, backend, STORE)
+        verdict = backend.judge(sess.trajectory, sess.findings)
+        result = backend.draft(sess.trajectory, sess.findings, verdict, STORE)
     drafts = [json.loads(r.text) for r in fake.requests if r.path.endswith(":generateContent")
               and "drafts" in r.json["generationConfig"]["responseJsonSchema"]["properties"]]
     assert len(drafts) == 1

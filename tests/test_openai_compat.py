@@ -40,8 +40,6 @@ from pipeline.ledger import Ledger
 from pipeline.llm.backend import Backend, LLMRequest
 from pipeline.llm.registry import backend_names, get_backend
 from pipeline.orf import Store
-from pipeline.stages.draft import draft
-from pipeline.stages.judge import judge
 from pipeline.testing.fake_openai import (
     REJECTED_FORMAT,
     SCHEMA_MARKER,
@@ -117,8 +115,8 @@ def run_once(tmp_path: Path, **settings: Any) -> tuple[Any, Any]:
     findings = [make_finding(traj)]
     with open_ledger(tmp_path) as ledger:
         backend = backend_for(ledger, **settings)
-        verdict = judge(traj, findings, backend)
-        result = draft(traj, findings, verdict, backend, STORE)
+        verdict = backend.judge(traj, findings)
+        result = backend.draft(traj, findings, verdict, STORE)
     return verdict, result
 
 
@@ -438,8 +436,8 @@ def test_stage_prompts_are_redacted_before_they_are_sent(server: FakeOpenAI,
     finding.evidence[0].quote += f" {TOKEN}"
     with open_ledger(tmp_path) as ledger:
         backend = backend_for(ledger)
-        verdict = judge(traj, [finding], backend)
-        draft(traj, [finding], verdict, backend, STORE)
+        verdict = backend.judge(traj, [finding])
+        backend.draft(traj, [finding], verdict, STORE)
     texts = [r.text for r in server.completions]
     assert len(texts) == 2  # judge + draft
     assert all(TOKEN not in t for t in texts)

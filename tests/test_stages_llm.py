@@ -9,8 +9,8 @@ from pipeline.config import Settings
 from pipeline.llm.backend import LLMReply
 from pipeline.llm.registry import get_backend
 from pipeline.model import Draft, Finding, OutcomeHints, SourceInfo, Step, Trajectory
-from pipeline.stages.draft import draft, draft_item_schema, draft_request, parse_draft_reply
-from pipeline.stages.judge import judge, parse_judge_reply, verdict_from_log
+from pipeline.stages.draft import draft_item_schema, draft_request, parse_draft_reply
+from pipeline.stages.judge import parse_judge_reply, verdict_from_log
 from pipeline.stages.view import CLOSE, OPEN, StoreContext, build_view, estimate_tokens
 
 HEURISTIC = get_backend(Settings())
@@ -37,7 +37,7 @@ def test_silent_or_self_reported_log_is_unknown_offline(hints: OutcomeHints) -> 
     for step in silent.steps:  # no test run left in the log: nothing says how it ended
         step.args = {"command": "ls"}
     assert verdict_from_log(silent) is None
-    verdict = judge(silent, [], HEURISTIC)
+    verdict = HEURISTIC.judge(silent, [])
     assert verdict.outcome == "unknown" and verdict.decided_by == "heuristic"
 
 
@@ -121,8 +121,8 @@ def test_heuristic_drafts_from_findings() -> None:
     traj = make_traj(command="pytest -x")
     # Two findings over the same loop teach one lesson: one draft, not two.
     findings = [make_finding(traj), make_finding(traj, resolved=False, signature="b2:other")]
-    verdict = judge(traj, findings, HEURISTIC)
-    result = draft(traj, findings, verdict, HEURISTIC, STORE)
+    verdict = HEURISTIC.judge(traj, findings)
+    result = HEURISTIC.draft(traj, findings, verdict, STORE)
     assert len(result.drafts) == 1 and result.failures == []
     made = result.drafts[0]
     assert made.title == "Install `foo` into the environment the command runs in, then rerun it"
@@ -140,8 +140,8 @@ def test_heuristic_drafts_from_findings() -> None:
 def test_heuristic_finding_without_a_lesson_is_counted() -> None:
     traj = make_traj(command="pytest -x")
     traj.steps = traj.steps[:-1]  # nothing ever worked
-    result = draft(traj, [make_finding(traj, resolved=False)], judge(traj, [], HEURISTIC),
-                   HEURISTIC, STORE)
+    result = HEURISTIC.draft(traj, [make_finding(traj, resolved=False)],
+                             HEURISTIC.judge(traj, []), STORE)
     assert result.drafts == []
     assert result.failures == ["no lesson: no later step on the same target succeeded "
                                "(exact_repeat at step 0)"]
@@ -165,7 +165,7 @@ def test_heuristic_caps_drafts_per_session() -> None:
                         source_ids=[f"c{3 * n}", f"c{3 * n + 1}"],
                         wasted_source_ids=[f"c{3 * n + 1}"], wasted_steps=1,
                         signature=f"b2:s{n}") for n in range(5)]
-    result = draft(traj, findings, judge(traj, findings, HEURISTIC), HEURISTIC, STORE)
+    result = HEURISTIC.draft(traj, findings, HEURISTIC.judge(traj, findings), STORE)
     assert len(result.drafts) == Settings().max_drafts_per_session
     assert len({d.title for d in result.drafts}) == len(result.drafts)
 

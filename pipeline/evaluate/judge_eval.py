@@ -17,7 +17,6 @@ from ..analyze import iter_trajectories
 from ..config import Settings
 from ..detect import detect_all
 from ..model import Finding, ParseIssue, Trajectory, Verdict
-from ..stages.judge import judge
 from ..stages.judge_signals import RANK
 from .labels import LabelIndex
 from .metrics import ROW_HEAD, Tally, confusion_lines, fmt, tally_row
@@ -138,7 +137,7 @@ def evaluate(paths: Iterable[Path], index: LabelIndex, backend: Backend, setting
         label = index.match(traj)
         if label is None:
             continue
-        verdict = judge(traj, LazyFindings(traj, settings), backend)
+        verdict = backend.judge(traj, LazyFindings(traj, settings))
         out.add(JudgedRun(traj.id, traj.source.format, traj.source.path, label.outcome,
                           verdict))
     return out

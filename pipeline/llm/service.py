@@ -131,14 +131,14 @@ class ModelBackend(Backend):
 
     def judge(self, traj: Trajectory, findings: Sequence[Finding]) -> Verdict:
         """A deciding log signal, else the model (one repair try), else unscored."""
-        from ..stages.judge import model_judge
+        from ..stages.llm_run import model_judge
 
         return model_judge(traj, findings, self, self.settings)
 
     def draft(self, traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
               store: StoreContext) -> DraftResult:
         """The model's drafts (one repair try), else the reason they are missing."""
-        from ..stages.draft import model_drafts
+        from ..stages.llm_run import model_drafts
 
         return model_drafts(traj, findings, verdict, self, store, self.settings)
 

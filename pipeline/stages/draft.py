@@ -7,7 +7,8 @@ hint, then the session is recorded as undrafted with the reason, never guessed. 
 backend builds drafts from the lessons alone (``heuristic_draft.py``), marked so in provenance.
 
 Requests are built first and parsed later (``draft_request`` / ``parse_draft_reply``), so
-Batch Mode can collect every request of a run before anything is sent.
+Batch Mode can collect every request of a run before anything is sent; the rounds of requests
+and repairs are ``llm_run``'s, the entry points the backend's (``Backend.draft``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -34,8 +34,8 @@ from .results import DraftResult
 from .view import StoreContext, build_view
 
 __all__ = [
-    "DraftResult", "StoreContext", "draft", "draft_request", "lesson_findings", "model_drafts",
-    "parse_draft_reply", "select_findings",
+    "DraftResult", "StoreContext", "draft_request", "lesson_findings", "parse_draft_reply",
+    "select_findings",
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -320,69 +320,3 @@ def parse_draft_reply(
                 lesson.target, lesson.fix.kinds)
         drafts.append(draft)
     return drafts, None
-
-
-def draft(
-    traj: Trajectory,
-    findings: Sequence[Finding],
-    verdict: Verdict | None,
-    backend: Backend,
-    store_context: StoreContext,
-) -> DraftResult:
-    """Up to ``max_drafts_per_session`` candidate playbooks for one session.
-
-    Args:
-        traj: The session.
-        findings: Its findings; the most wasteful distinct ones are drafted.
-        verdict: The judge's verdict (kept in provenance).
-        backend: ``heuristic`` builds drafts from the lessons; a model backend asks the model
-            once, repairs once, then gives up with a reason.
-        store_context: Categories and titles of the store.
-
-    Returns:
-        The drafts and the reasons for anything left undrafted.
-    """
-    return backend.draft(traj, findings, verdict, store_context)
-
-
-def model_drafts(
-    traj: Trajectory,
-    findings: Sequence[Finding],
-    verdict: Verdict | None,
-    backend: Backend,
-    store_context: StoreContext,
-    settings: Settings,
-) -> DraftResult:
-    """A model backend's drafts: one request, one repair try, else undrafted with the reason.
-
-    Args:
-        traj: The session.
-        findings: Its findings.
-        verdict: The judge's verdict (kept in provenance).
-        backend: Answers the drafting requests.
-        store_context: Categories and titles of the store.
-        settings: The run settings (draft limit, view budget).
-
-    Returns:
-        The drafts and the reasons for anything left undrafted.
-    """
-    chosen, lessons, notes = lesson_findings(traj, list(findings),
-                                             settings.max_drafts_per_session)
-    result = DraftResult(failures=notes)
-    if not chosen:
-        return result
-    request = draft_request(traj, chosen, backend, store_context, lessons=lessons,
-                            settings=settings)
-    drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend,
-                                    lessons, settings=settings)
-    if drafts is None:
-        result.failures.append(f"attempt 1: {why}")
-        repair = draft_request(traj, chosen, backend, store_context, repair=why,
-                               lessons=lessons, settings=settings)
-        drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend,
-                                        lessons, settings=settings)
-    if drafts is None:
-        result.failures.append(f"undrafted: {why}")
-        return result
-    result.drafts = drafts
-    return result

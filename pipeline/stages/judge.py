@@ -13,7 +13,6 @@ wrong lesson is copied into every later session.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from functools import cache
 from typing import Any, Literal
 
@@ -180,42 +179,3 @@ def unscored(decided_by: str, why: str) -> Verdict:
     """The record of a run the judge could not score."""
     return Verdict(outcome="unknown", reason=f"unscored: {why}", decided_by=decided_by,
                    confidence=0.0, unscored_reason=f"grade_parse_failure: {why}")
-
-
-def judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend) -> Verdict:
-    """Verdict for one run: a deciding signal, else the backend's judgement, else unknown.
-
-    Args:
-        traj: The session.
-        findings: Its findings (their size goes into a model's prompt).
-        backend: ``heuristic`` never calls a model; a model backend does when no signal decides.
-
-    Returns:
-        The verdict with its reason, who decided and the signals it rests on.
-    """
-    return backend.judge(traj, findings)
-
-
-def model_judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend,
-                settings: Settings) -> Verdict:
-    """A model backend's verdict: a deciding signal, else the model (one repair try).
-
-    Args:
-        traj: The session.
-        findings: Its findings.
-        backend: Answers the judging requests.
-        settings: The run settings (``judge_min_confidence``).
-
-    Returns:
-        The verdict; ``unscored`` when neither reply could be used.
-    """
-    from_log = verdict_from_log(traj)
-    if from_log is not None:
-        return from_log
-    request = judge_request(traj, list(findings), backend)
-    verdict, why = read_judge_reply(backend.generate(request), traj, backend, settings)
-    if verdict is not None:
-        return verdict
-    retry = judge_request(traj, list(findings), backend, repair=why)
-    verdict, why2 = read_judge_reply(backend.generate(retry), traj, backend, settings)
-    return verdict if verdict is not None else unscored(backend.decided_by, why2 or "no reply")

@@ -1,9 +1,12 @@
-"""Judge and draft several sessions: a bounded pool online, or rounds of Batch Mode jobs.
+"""Judge and draft sessions: one alone, a bounded pool online, or rounds of Batch Mode jobs.
 
 Each session is a small state machine (``_Session``) that hands out the requests it still
-needs and takes their replies. Online, each session runs its own rounds in a worker thread;
-in batch mode, every pending request of every session goes into one job per round (round 1:
-all judge and draft requests; round 2: the repair retries of failed attempts, if any).
+needs and takes their replies: one request, one repair try on a reply that cannot be used,
+then the reason. Online, each session runs its own rounds (``_run``, in a worker thread for
+a pool); in batch mode, every pending request of every session goes into one job per round
+(round 1: all judge and draft requests; round 2: the repair retries of failed attempts, if
+any). A model backend's ``judge`` and ``draft`` of one session are the same machine asked for
+only the verdict (``model_judge``) or only the drafts (``model_drafts``).
 """
 
 from __future__ import annotations
@@ -17,10 +20,11 @@ from ..model import Draft, Finding, Trajectory, Verdict
 from .draft import draft_request, lesson_findings, parse_draft_reply
 from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
-from .results import SessionResult
+from .results import DraftResult, SessionResult
 from .view import StoreContext
 
-__all__ = ["SessionProgress", "SessionResult", "model_sessions", "offline_sessions"]
+__all__ = ["SessionProgress", "SessionResult", "model_drafts", "model_judge", "model_sessions",
+           "offline_sessions"]
 
 SessionProgress = Callable[[str, int, int], None]
 
@@ -29,17 +33,23 @@ class _Session:
     """Pending requests and partial results of one session."""
 
     def __init__(self, traj: Trajectory, findings: list[Finding], backend: Backend,
-                 store: StoreContext, settings: Settings) -> None:
+                 store: StoreContext, settings: Settings, *, judge: bool = True,
+                 draft: bool = True, verdict: Verdict | None = None) -> None:
+        """Judge (``judge``: unless the log decides) and draft (``draft``) ``traj``.
+
+        ``verdict`` is the known verdict the drafts carry when the session is not judged.
+        """
         self.traj, self.findings, self.backend, self.store = traj, findings, backend, store
         self.settings = settings
         self.chosen, self.lessons, notes = lesson_findings(
-            traj, findings, settings.max_drafts_per_session)
-        self.verdict: Verdict | None = verdict_from_log(traj)
+            traj, findings, settings.max_drafts_per_session) if draft else ([], [], [])
+        self.verdict: Verdict | None = verdict_from_log(traj) if judge else verdict
         self.drafts: list[Draft] | None = None if self.chosen else []
         self.failures: list[str] = notes
         self.pending: list[LLMRequest] = []
-        # A session without a lesson yields no playbook, so the model is not asked at all.
-        if self.verdict is None and self.chosen:
+        # A session without a lesson yields no playbook, so the model is not asked at all
+        # (unless the verdict alone is wanted).
+        if judge and self.verdict is None and (self.chosen or not draft):
             self.pending.append(judge_request(traj, findings, backend))
         if self.chosen:
             self.pending.append(draft_request(traj, self.chosen, backend, store,
@@ -94,13 +104,57 @@ def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend:
     return out
 
 
-def _online(session: _Session) -> SessionResult:
+def _run(session: _Session) -> _Session:
+    """Answer ``session``'s requests one by one online until it needs none."""
     while True:
         requests = session.take()
         if not requests:
-            return session.result()
+            return session
         for request in requests:
             session.feed(request, session.backend.generate(request))
+
+
+def _online(session: _Session) -> SessionResult:
+    return _run(session).result()
+
+
+def model_judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend,
+                settings: Settings) -> Verdict:
+    """A model backend's verdict: a deciding signal, else the model (one repair try).
+
+    Args:
+        traj: The session.
+        findings: Its findings (their size goes into the prompt).
+        backend: Answers the judging requests.
+        settings: The run settings (``judge_min_confidence``).
+
+    Returns:
+        The verdict; ``unscored`` when neither reply could be used.
+    """
+    session = _run(_Session(traj, list(findings), backend, StoreContext(), settings,
+                            draft=False))
+    return session.verdict or unscored(backend.decided_by, "no reply")
+
+
+def model_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+                 backend: Backend, store_context: StoreContext,
+                 settings: Settings) -> DraftResult:
+    """A model backend's drafts: one request, one repair try, else undrafted with the reason.
+
+    Args:
+        traj: The session.
+        findings: Its findings; the most wasteful distinct ones with a lesson are drafted.
+        verdict: The judge's verdict (kept in provenance).
+        backend: Answers the drafting requests.
+        store_context: Categories and titles of the store.
+        settings: The run settings (draft limit, view budget).
+
+    Returns:
+        The drafts and the reasons for anything left undrafted.
+    """
+    session = _run(_Session(traj, list(findings), backend, store_context, settings,
+                            judge=False, verdict=verdict))
+    return DraftResult(drafts=session.drafts or [], failures=session.failures)
 
 
 def model_sessions(
