@@ -1,7 +1,7 @@
 """What a run tells its caller while it works: a stream of typed events.
 
-Stages emit events through an ``Emit`` callback; the CLI renders them (``cli/progress.py``),
-a test or another runner can collect them. Nothing here formats text for a person.
+Stages emit events through an ``Emit`` callback; the CLI renders them (``cli/mine_cmd.py``,
+``_Progress``), a test or another runner can collect them. Nothing here formats text for a person.
 """
 
 from __future__ import annotations
