@@ -32,6 +32,7 @@ from ..provenance import Provenance
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
+    from ..orf.records import Experience
 
 Outcome = Literal["new", "duplicate", "related"]
 
@@ -111,18 +112,12 @@ def draft_text(draft: Draft) -> str:
     return "\n".join((draft.title, draft.description, draft.trap, draft.insight))
 
 
-def known_from_experience(exp: Any, extra_signatures: Iterable[str] = ()) -> Known:
-    """Build a ``Known`` from a store ``Experience`` (attribute names as ``create_experience``)."""
-    prov = Provenance.read(getattr(exp, "provenance", None))
+def known_from_experience(exp: Experience, extra_signatures: Iterable[str] = ()) -> Known:
+    """Build a ``Known`` from a store ``Experience``."""
+    prov = Provenance.read(exp.provenance)
     sigs = set(extra_signatures) | prov.all_signatures()
-    return Known(
-        id=str(exp.id),
-        title=str(getattr(exp, "title", "") or ""),
-        description=str(getattr(exp, "description", "") or ""),
-        trap=str(getattr(exp, "trap", "") or ""),
-        insight=str(getattr(exp, "insight", "") or ""),
-        signatures=frozenset(sigs),
-    )
+    return Known(id=exp.id, title=exp.title, description=exp.description, trap=exp.trap,
+                 insight=exp.insight, signatures=frozenset(sigs))
 
 
 # ---- TF-IDF cosine ----
