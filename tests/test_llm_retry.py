@@ -9,8 +9,8 @@ from tenacity import Retrying
 from pipeline.config import Settings
 from pipeline.errors import BackendError, MissingApiKey
 from pipeline.llm.cost import cost_usd, price_for
+from pipeline.llm.gemini_wire import model_retry_config, retry_delay_hint, should_retry
 from pipeline.llm.registry import get_backend
-from pipeline.llm.retry import model_retry_config, retry_delay_hint, should_retry
 
 
 def api_error(code: int, details: list | None = None) -> errors.APIError:

@@ -21,7 +21,7 @@ from tenacity import Retrying
 from ..ledger import Ledger
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
-from .gemini_wire import envelope_from_dict, envelope_from_response
+from .gemini_wire import envelope_from_dict, envelope_from_response, model_retry_config
 from .provider import Envelope
 from .service import refusal
 
@@ -85,7 +85,7 @@ def _inline(request: LLMRequest) -> types.InlinedRequest:
 
 
 def _with_retries(max_attempts: int, fn: Any, **kwargs: Any) -> Any:
-    for attempt in Retrying(**retry.model_retry_config(max_attempts)):
+    for attempt in Retrying(**model_retry_config(max_attempts)):
         with attempt:
             return fn(**kwargs)
     raise AssertionError("unreachable")  # pragma: no cover - Retrying re-raises

@@ -21,9 +21,8 @@ from ..ledger import Ledger
 from .backend import LLMReply, LLMRequest, Progress
 from .batch import run_batch
 from .cost import cost_usd
-from .gemini_wire import envelope_from_response, finish_error, generation_config
+from .gemini_wire import envelope_from_response, finish_error, gemini_retry_delay, generation_config
 from .provider import Envelope, Provider
-from .retry import gemini_retry_delay
 from .service import ModelBackend
 
 __all__ = ["GeminiBackend", "GeminiProvider", "has_credentials"]

@@ -1,17 +1,23 @@
 """google-genai wire shapes: request configs out, reply envelopes in (online and Batch Mode).
 
 Kept apart from ``gemini.py`` so Batch Mode (``batch.py``) and the provider both read replies
-the same way without importing each other.
+the same way without importing each other. Also here: which google-genai errors are worth
+another try. 408, 429 and 5xx answers and transport timeouts/connection errors are transient,
+retried with backoff, honouring the server's ``RetryInfo.retryDelay`` on 429; any other 4xx is
+the request's fault and is not retried. The per-call timeout is set on the client
+(``HttpOptions.timeout``), so a hung call surfaces as a timeout here.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from google.genai import types
 
 from .backend import LLMRequest
 from .provider import Envelope
+from .retry import MAX_RETRY_DELAY_S, RETRY_STATUS, provider_retry_config
 
 BLOCK_FINISH = frozenset({
     "SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "LANGUAGE", "OTHER",
@@ -83,3 +89,82 @@ def generation_config(request: LLMRequest, timeout_s: float | None) -> types.Gen
         response_json_schema=request.schema,
         http_options=http,
     )
+
+
+def _transient_transport_errors() -> tuple[type[BaseException], ...]:
+    kinds: list[type[BaseException]] = [TimeoutError, ConnectionError]
+    # The SDK talks through httpx or its fork httpx2, depending on what is installed.
+    for module_name in ("httpx", "httpx2"):
+        try:
+            module = __import__(module_name)
+        except ImportError:
+            continue
+        for attr in ("TimeoutException", "ConnectError", "RemoteProtocolError", "ReadError"):
+            kind = getattr(module, attr, None)
+            if isinstance(kind, type) and issubclass(kind, BaseException):
+                kinds.append(kind)
+    return tuple(kinds)
+
+
+_TRANSPORT = _transient_transport_errors()
+
+
+def status_code(exc: BaseException) -> int | None:
+    """HTTP status of a google-genai ``APIError`` (None for other exceptions)."""
+    code = getattr(exc, "code", None)
+    if isinstance(code, int) and hasattr(exc, "details"):
+        return code
+    return None
+
+
+def should_retry(exc: BaseException) -> bool:
+    """True for errors another attempt may fix: 408/429/5xx and transport timeouts."""
+    code = status_code(exc)
+    if code is not None:
+        return code in RETRY_STATUS or 500 <= code < 600
+    return isinstance(exc, _TRANSPORT)
+
+
+_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)s\s*$")
+
+
+def retry_delay_hint(exc: BaseException) -> float | None:
+    """Seconds the server asked us to wait (``google.rpc.RetryInfo.retryDelay``), if any."""
+    details: Any = getattr(exc, "details", None)
+    if isinstance(details, dict):
+        inner = details.get("error", details)
+        details = inner.get("details") if isinstance(inner, dict) else None
+    if not isinstance(details, list):
+        return None
+    for item in details:
+        if not isinstance(item, dict) or not str(item.get("@type", "")).endswith("RetryInfo"):
+            continue
+        match = _DURATION.match(str(item.get("retryDelay", "")))
+        if match:
+            return min(float(match.group(1)), MAX_RETRY_DELAY_S)
+    return None
+
+
+def gemini_retry_delay(exc: BaseException) -> float | None:
+    """``Provider.retry_delay`` of google-genai errors: None, 0.0 (backoff) or the server's wait."""
+    if not should_retry(exc):
+        return None
+    hint = retry_delay_hint(exc)
+    return hint if hint is not None else 0.0
+
+
+def model_retry_config(
+    max_attempts: int = 5, *, initial_wait: float = 1.0, max_wait: float = 60.0
+) -> dict[str, Any]:
+    """``provider_retry_config`` for google-genai calls (online, and the Batch Mode API calls).
+
+    Args:
+        max_attempts: Attempts in total, the first one included.
+        initial_wait: First backoff in seconds (doubles each attempt, plus jitter).
+        max_wait: Cap of the backoff.
+
+    Returns:
+        A dict for ``tenacity.Retrying(**config)``; the last error is re-raised.
+    """
+    return provider_retry_config(gemini_retry_delay, max_attempts, initial_wait=initial_wait,
+                                 max_wait=max_wait)

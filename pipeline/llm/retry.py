@@ -1,14 +1,13 @@
-"""One tenacity configuration for every model call, and the Gemini classifier behind it.
+"""One tenacity configuration for every provider's calls (``provider_retry_config``).
 
-408, 429 and 5xx answers and transport timeouts/connection errors are transient: retried with
-exponential backoff and jitter, honouring the server's ``RetryInfo.retryDelay`` on 429. Any
-other 4xx is the request's fault and is not retried. Attempts are bounded; the per-call timeout
-is set on the client (``HttpOptions.timeout``), so a hung call surfaces as a timeout here.
+A provider says whether an error is worth another try and how long to wait
+(``Provider.retry_delay``: None, 0.0 for the default backoff, or the server's wait); this module
+turns that into bounded attempts with exponential backoff and jitter, every wait capped at
+``MAX_RETRY_DELAY_S``. How google-genai errors are classified is ``gemini_wire``'s.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -33,68 +32,6 @@ MAX_RETRY_DELAY_S = 120.0
 def sleep(seconds: float) -> None:
     """Sleep between attempts; tests replace this to zero the waits."""
     time.sleep(seconds)
-
-
-def _transient_transport_errors() -> tuple[type[BaseException], ...]:
-    kinds: list[type[BaseException]] = [TimeoutError, ConnectionError]
-    # The SDK talks through httpx or its fork httpx2, depending on what is installed.
-    for module_name in ("httpx", "httpx2"):
-        try:
-            module = __import__(module_name)
-        except ImportError:
-            continue
-        for attr in ("TimeoutException", "ConnectError", "RemoteProtocolError", "ReadError"):
-            kind = getattr(module, attr, None)
-            if isinstance(kind, type) and issubclass(kind, BaseException):
-                kinds.append(kind)
-    return tuple(kinds)
-
-
-_TRANSPORT = _transient_transport_errors()
-
-
-def status_code(exc: BaseException) -> int | None:
-    """HTTP status of a google-genai ``APIError`` (None for other exceptions)."""
-    code = getattr(exc, "code", None)
-    if isinstance(code, int) and hasattr(exc, "details"):
-        return code
-    return None
-
-
-def should_retry(exc: BaseException) -> bool:
-    """True for errors another attempt may fix: 408/429/5xx and transport timeouts."""
-    code = status_code(exc)
-    if code is not None:
-        return code in RETRY_STATUS or 500 <= code < 600
-    return isinstance(exc, _TRANSPORT)
-
-
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)s\s*$")
-
-
-def retry_delay_hint(exc: BaseException) -> float | None:
-    """Seconds the server asked us to wait (``google.rpc.RetryInfo.retryDelay``), if any."""
-    details: Any = getattr(exc, "details", None)
-    if isinstance(details, dict):
-        inner = details.get("error", details)
-        details = inner.get("details") if isinstance(inner, dict) else None
-    if not isinstance(details, list):
-        return None
-    for item in details:
-        if not isinstance(item, dict) or not str(item.get("@type", "")).endswith("RetryInfo"):
-            continue
-        match = _DURATION.match(str(item.get("retryDelay", "")))
-        if match:
-            return min(float(match.group(1)), MAX_RETRY_DELAY_S)
-    return None
-
-
-def gemini_retry_delay(exc: BaseException) -> float | None:
-    """``Provider.retry_delay`` of google-genai errors: None, 0.0 (backoff) or the server's wait."""
-    if not should_retry(exc):
-        return None
-    hint = retry_delay_hint(exc)
-    return hint if hint is not None else 0.0
 
 
 class _WaitWithHint:
@@ -136,20 +73,3 @@ def provider_retry_config(
         "sleep": lambda seconds: sleep(seconds),
         "reraise": True,
     }
-
-
-def model_retry_config(
-    max_attempts: int = 5, *, initial_wait: float = 1.0, max_wait: float = 60.0
-) -> dict[str, Any]:
-    """``provider_retry_config`` for google-genai calls (online, and the Batch Mode API calls).
-
-    Args:
-        max_attempts: Attempts in total, the first one included.
-        initial_wait: First backoff in seconds (doubles each attempt, plus jitter).
-        max_wait: Cap of the backoff.
-
-    Returns:
-        A dict for ``tenacity.Retrying(**config)``; the last error is re-raised.
-    """
-    return provider_retry_config(gemini_retry_delay, max_attempts, initial_wait=initial_wait,
-                                 max_wait=max_wait)
