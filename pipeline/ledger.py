@@ -505,8 +505,11 @@ class Ledger:
         )
         return int(cur.lastrowid or 0)
 
-    def reinforce(self, exp_id: str, session_ids: list[str]) -> None:
-        """Count one more sighting of the trap behind ``exp_id``."""
+    def count_reinforcement(self, exp_id: str) -> None:
+        """Count one more sighting of the trap behind ``exp_id`` on its candidate row.
+
+        Which session it was is ``add_reinforcement``'s (once per session); this is the total.
+        """
         self.db.execute(
             "UPDATE candidates SET reinforcements = reinforcements + 1, last_seen = ?"
             " WHERE exp_id = ?",

@@ -154,6 +154,13 @@ def test_write_intents_and_reinforcements(tmp_path: Path) -> None:
         count, last = led.reinforcement_count("EXP-1")
         assert count == 2 and last is not None
         assert led.reinforcement_count("EXP-2") == (0, None)
+        led.record_candidate(signature="sig", status="new", exp_id="EXP-1", domain="d",
+                             title="T", sessions=["s0"])
+        led.count_reinforcement("EXP-1")
+        led.count_reinforcement("EXP-1")
+        [(total,)] = led.db.execute(
+            "SELECT reinforcements FROM candidates WHERE exp_id = 'EXP-1'").fetchall()
+        assert total == 2
 
 
 def test_candidate_review_methods(tmp_path: Path) -> None:

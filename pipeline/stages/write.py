@@ -178,7 +178,7 @@ def reinforce(ledger: Ledger, exp_id: str, item: WriteItem, reason: str = "") ->
         fresh = ledger.add_reinforcement(exp_id, item.session_id, item.signature,
                                          item.wasted_steps)
         if fresh:
-            ledger.reinforce(exp_id, [item.session_id])
+            ledger.count_reinforcement(exp_id)
             ledger.record_candidate(
                 signature=item.signature, status="duplicate", domain=item.draft.domain,
                 title=item.draft.title, related_to=exp_id, reason=reason,
