@@ -37,8 +37,9 @@ class SessionReport:
     """Candidate playbooks (only with ``--draft``)."""
     draft_failures: list[str] = field(default_factory=list)
     """Why drafting failed or drafts were dropped, when it did."""
-    repeats: list[Repeat] | None = None
-    """Steps repeating an earlier action, from the scan (None: the report layer computes)."""
+    repeats: list[Repeat] = field(default_factory=list)
+    """Steps repeating an earlier action, as the scan marked them (none when it was not asked
+    to: ``analyze_paths(repeats=False)``, the terminal report, shows none)."""
 
     @property
     def wasted_steps(self) -> int:
@@ -103,7 +104,7 @@ def analyze_paths(
         for s in sessions:
             traj = _trajectory(s)
             yield _done(SessionReport(traj, s.findings, heuristic_verdict(traj),
-                                      repeats=s.repeats))
+                                      repeats=s.repeats or []))
         return
     with Ledger(settings.ledger_path) as ledger:
         backend = get_backend(settings, ledger)
@@ -143,7 +144,7 @@ def _draft_chunk(
     results = backend.analyze_sessions(items, context, concurrency=settings.concurrency)
     for scanned, result in zip(chunk, results, strict=True):
         report = SessionReport(result.trajectory, result.findings, result.verdict,
-                               repeats=scanned.repeats)
+                               repeats=scanned.repeats or [])
         report.draft_failures.extend(result.failures)
         for candidate in result.drafts:
             reasons = screen_problems(candidate, quality=False)

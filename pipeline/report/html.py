@@ -114,9 +114,7 @@ def _classes(report: SessionReport) -> tuple[dict[int, list[str]], dict[int, lis
             (wasted if sid in wasted_ids else first).setdefault(idx, []).append(f.kind)
         if f.resolution:
             resolving[f.resolution.step] = f.resolution.change
-    from .json_out import repeats_of
-
-    repeat_of = {r.step: r.repeat_of_source_id for r in repeats_of(report) if not r.wasted}
+    repeat_of = {r.step: r.repeat_of_source_id for r in report.repeats if not r.wasted}
     return wasted, first, resolving, repeat_of
 
 

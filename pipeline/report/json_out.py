@@ -10,7 +10,6 @@ from dataclasses import asdict
 from typing import Any
 
 from ..analyze import SessionReport
-from ..detect.annotate import Repeat, annotate_repeats
 from ..model import Finding
 from ..privacy import redact_value
 
@@ -20,13 +19,6 @@ ANALYSIS_SCHEMA = "orf.analysis/1"
 def finding_json(f: Finding) -> dict[str, Any]:
     """A finding as plain JSON (DESIGN.md field names)."""
     return asdict(f)
-
-
-def repeats_of(report: SessionReport) -> list[Repeat]:
-    """The repeated steps the scan marked, computed here only for a report built without."""
-    if report.repeats is not None:
-        return report.repeats
-    return annotate_repeats(report.trajectory, findings=report.findings)
 
 
 def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[str, Any]:
@@ -57,7 +49,7 @@ def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[st
         "repeats": [
             {"source_id": r.source_id, "repeat_of": r.repeat_of_source_id,
              "first_of": r.first_of_source_id, "kind": r.kind, "wasted": r.wasted}
-            for r in repeats_of(report)
+            for r in report.repeats
         ],
         "wasted_tokens_total": sum(wasted_tokens) if wasted_tokens else None,
         "verdict": report.verdict.model_dump() if report.verdict else None,
