@@ -191,8 +191,7 @@ def test_summary_is_computed_from_the_stages() -> None:
     assert summarize(StageResults(Sources()), _facts()).exit_code == EXIT_ERROR
 
 
-def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path) -> None:
     from pipeline.detect import actions
     from pipeline.llm.registry import get_backend
     from pipeline.stages.judge_draft import judge_and_draft
@@ -205,24 +204,20 @@ def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path,
                          lambda _e: None)
         selected = select_sessions(scans, ledger, min_wasted=1, max_sessions=10).selected
     assert len(selected) == 2
-    calls: list[str] = []
-    real = actions._analyze
-
-    def counting(traj: object) -> object:
-        calls.append(getattr(traj, "id", ""))
-        return real(traj)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(actions, "_analyze", counting)
+    trajs = [s.trajectory for s in selected if s.trajectory is not None]
+    scanned = [t.analysis for t in trajs]
+    assert len(scanned) == 2 and all(a is not None for a in scanned)
     results = judge_and_draft(selected, get_backend(_settings(tmp_path)), StoreContext(),
                               concurrency=1, batch=False, emit=lambda _e: None)
     assert [r.session_id for r in results] == [s.session_id for s in selected]
     assert sum(len(r.drafts) for r in results) == 2
-    assert calls == []  # the judge and the lesson builder read the scan's analysis
-    traj = selected[0].trajectory
-    assert traj is not None
+    # The judge and the lesson builder read the scan's analysis: the very object it left.
+    assert all(r.trajectory.analysis is a for r, a in zip(results, scanned, strict=True))
+    traj = trajs[0]
     traj.steps.append(traj.steps[-1])  # changed steps: analysed again
     actions.analyze(traj)
-    assert calls == [traj.id]
+    assert traj.analysis is not scanned[0]
+    assert traj.analysis is not None and traj.analysis[0] == len(traj.steps)
 
 
 def test_a_terminal_sees_counters_redrawn_in_place(capsys: pytest.CaptureFixture[str]) -> None:
