@@ -10,6 +10,7 @@ import json
 import shutil
 import sqlite3
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,7 +25,13 @@ from pipeline.config import Settings
 from pipeline.errors import BackendError
 from pipeline.llm.backend import LLMRequest
 from pipeline.llm.provider import Envelope, Provider
-from pipeline.llm.registry import PROVIDERS, ProviderSpec, backend_names, get_backend
+from pipeline.llm.registry import (
+    PROVIDERS,
+    ProviderSpec,
+    backend_names,
+    get_backend,
+    register_provider,
+)
 
 SESSION = FIXTURES / "atif" / "calc.atif.json"
 TOY_REASON = "the toy read the end of the run and calls it a failure"
@@ -59,12 +66,15 @@ class ToyProvider(Provider):
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> ProviderSpec:
-    """The toy backend, registered for one test (a plugin would call register_provider)."""
-    spec = ProviderSpec(name="toy", factory=lambda settings, client: ToyProvider(),
-                        help="canned replies (tests)", offline=True)
-    monkeypatch.setitem(PROVIDERS, spec.name, spec)
-    return spec
+def toy() -> Iterator[ProviderSpec]:
+    """The toy backend, registered for one test the way a plugin does it."""
+    assert "toy" not in PROVIDERS
+    spec = register_provider(ProviderSpec(
+        name="toy", factory=lambda settings, client: ToyProvider(),
+        help="canned replies (tests)", offline=True))
+    assert PROVIDERS["toy"] is spec
+    yield spec
+    del PROVIDERS["toy"]  # the registry is process-wide: leave it as found
 
 
 def test_orf_analyze_drafts_with_a_registered_toy_provider(
