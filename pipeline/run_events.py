@@ -9,6 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
+
+Stage = Literal["scanned", "sessions", "llm"]
+"""What a ``Progress`` counts: sources scanned, sessions judged and drafted, model requests."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +34,19 @@ class SourcesFound:
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """``done`` of ``total`` items of one stage (``stage``: scanned, sessions, batch...)."""
+    """``done`` of ``total`` items of one stage."""
 
-    stage: str
+    stage: Stage
+    done: int
+    total: int
+
+
+@dataclass(frozen=True, slots=True)
+class BatchPolled:
+    """A Batch Mode job was polled: name, state (``running``, ``succeeded``...), answers."""
+
+    job: str
+    state: str
     done: int
     total: int
 
@@ -64,7 +78,11 @@ class Written:
     error: str | None = None
 
 
-Event = DefaultLocations | SourcesFound | Progress | FindingsFound | LLMUsage | Written
+Counted = Progress | BatchPolled
+"""The counters a backend reports while it judges and drafts."""
+
+Event = (DefaultLocations | SourcesFound | Progress | BatchPolled | FindingsFound | LLMUsage
+         | Written)
 """Every event a run emits."""
 
 Emit = Callable[[Event], None]

@@ -17,6 +17,7 @@ from _llm_helpers import (  # noqa: F401
 )
 
 from pipeline.llm import batch as batch_mod
+from pipeline.run_events import BatchPolled, Counted
 from pipeline.testing.fake_gemini import FakeGemini, invalid_json
 
 
@@ -30,10 +31,10 @@ def items(n: int = 4) -> list[tuple[Any, Any]]:
 
 def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     fake.batch_polls_until_done = 3
-    seen: list[str] = []
+    seen: list[Counted] = []
     with open_ledger(tmp_path) as ledger:
         results = gemini_backend(fake, ledger).analyze_sessions(
-            items(), STORE, batch=True, progress=lambda what, done, total: seen.append(what))
+            items(), STORE, batch=True, progress=seen.append)
         rows = ledger.db.execute("SELECT batch, cost_usd, status FROM llm_calls").fetchall()
         jobs = ledger.db.execute("SELECT state FROM batch_jobs").fetchall()
     assert fake.count(":batchGenerateContent") == 1
@@ -42,7 +43,10 @@ def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> No
     assert all(len(r.drafts) == 1 and r.verdict.decided_by.startswith("gemini:") for r in results)
     assert len(rows) == 8 and all(r[0] == 1 and r[2] == "ok" for r in rows)
     assert [j[0] for j in jobs] == ["collected"]
-    assert any("running" in s for s in seen) and any("succeeded" in s for s in seen)
+    states = [e.state for e in seen if isinstance(e, BatchPolled)]
+    assert states[0] == "running" and states[-1] == "succeeded"
+    job = next(e.job for e in seen if isinstance(e, BatchPolled))
+    assert all(e.job == job and e.total == 8 for e in seen if isinstance(e, BatchPolled))
     with open_ledger(tmp_path) as ledger:
         gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True)
     assert fake.model_calls == 1  # rerun: everything from the ledger
@@ -80,8 +84,8 @@ def test_resume_after_interrupt_picks_the_stored_job(
 ) -> None:
     fake.batch_polls_until_done = 3
 
-    def stop_while_running(what: str, done: int, total: int) -> None:
-        if "running" in what:
+    def stop_while_running(event: Counted) -> None:
+        if isinstance(event, BatchPolled) and event.state == "running":
             raise Interrupted
 
     with open_ledger(tmp_path) as ledger:

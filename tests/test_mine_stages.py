@@ -16,6 +16,7 @@ from pipeline.ledger import Ledger
 from pipeline.mine import mine
 from pipeline.report.json_out import session_json
 from pipeline.run_events import (
+    BatchPolled,
     DefaultLocations,
     Event,
     FindingsFound,
@@ -145,6 +146,9 @@ def test_the_cli_renders_each_event(capsys: pytest.CaptureFixture[str]) -> None:
         render(Progress("scanned", i, 20))
     render(FindingsFound(5, 7))
     render(Progress("sessions", 1, 1))
+    render(BatchPolled("batches/7", "running", 0, 4))
+    render(BatchPolled("batches/7", "running", 0, 4))  # same decile of the same state: quiet
+    render(BatchPolled("batches/7", "succeeded", 4, 4))
     render(LLMUsage(3, 100, 20, 0.01234))
     render(Written("new", "EXP-20260101-0001"))
     render(Written("failed", None, "disk full"))
@@ -157,6 +161,8 @@ def test_the_cli_renders_each_event(capsys: pytest.CaptureFixture[str]) -> None:
         *(f"orf: scanned {i}/20 sources" for i in (1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20)),
         "orf: findings: 5 (7 wasted steps)",
         "orf: sessions: 1/1",
+        "orf: batch batches/7 running: 0/4",
+        "orf: batch batches/7 succeeded: 4/4",
         "orf: llm: 3 calls, 100 in / 20 out tokens, $0.0123 so far",
         "orf: new: EXP-20260101-0001",
         "orf: failed: disk full",

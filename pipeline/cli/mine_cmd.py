@@ -14,6 +14,7 @@ import orjson
 from ..exit_codes import EXIT_OK
 from ..fsutil import lock_path
 from ..run_events import (
+    BatchPolled,
     DefaultLocations,
     Event,
     FindingsFound,
@@ -62,10 +63,14 @@ def _default_locations_line(e: DefaultLocations) -> str:
     return "default locations: none found (looked for " + ", ".join(e.patterns) + ")"
 
 
-def _counter_line(e: Progress) -> str:
+def _counter(e: Progress | BatchPolled) -> tuple[str, str]:
+    """``(what is counted, line)``: deciles are kept per counter (a job's state starts anew)."""
+    if isinstance(e, BatchPolled):
+        key = f"batch {e.job} {e.state}"
+        return key, f"{key}: {e.done}/{e.total}"
     if e.stage == "scanned":
-        return f"scanned {e.done}/{e.total} sources"
-    return f"{e.stage}: {e.done}/{e.total}"
+        return e.stage, f"scanned {e.done}/{e.total} sources"
+    return e.stage, f"{e.stage}: {e.done}/{e.total}"
 
 
 _LINES: dict[type, Callable[[Any], str]] = {
@@ -77,7 +82,7 @@ _LINES: dict[type, Callable[[Any], str]] = {
                         f"${e.cost_usd:.4f} so far",
     Written: lambda e: f"{e.outcome}: {e.exp_id or e.error}",
 }
-"""How each event of a run reads on stderr (``Progress`` counters: ``_counter_line``)."""
+"""How each event of a run reads on stderr (``Progress``/``BatchPolled`` counters: ``_counter``)."""
 
 
 class _Progress:
@@ -93,11 +98,11 @@ class _Progress:
         self.last_decile: dict[str, int] = {}
 
     def __call__(self, event: Event) -> None:
-        if not isinstance(event, Progress):
+        if not isinstance(event, (Progress, BatchPolled)):
             self._end_line()
             click.echo(f"orf: {_LINES[type(event)](event)}", err=True)
             return
-        line = _counter_line(event)
+        key, line = _counter(event)
         n, total = event.done, max(1, event.total)
         if self.tty:
             click.echo(f"\rorf: {line}\x1b[K", err=True, nl=False)
@@ -106,8 +111,8 @@ class _Progress:
                 click.echo("", err=True)
             return
         decile = n * 10 // total
-        if decile > self.last_decile.get(event.stage, -1) or n == total:
-            self.last_decile[event.stage] = decile
+        if decile > self.last_decile.get(key, -1) or n == total:
+            self.last_decile[key] = decile
             click.echo(f"orf: {line}", err=True)
 
     def _end_line(self) -> None:

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from ..model import Draft, Finding, Trajectory, Verdict
+    from ..run_events import Counted
     from ..stages.results import DraftResult, SessionResult
     from ..stages.view import StoreContext
 
-Progress = Callable[[str, int, int], None]
-"""Progress callback: ``(what, done, total)``."""
+Progress = Callable[["Counted"], None]
+"""Progress callback: a ``run_events.Progress`` counter or a ``BatchPolled`` job state."""
 
 
 class DuplicateJudge(Protocol):
@@ -109,6 +110,8 @@ class Backend(ABC):
         """Answer several requests, in order: a bounded pool of online calls by default."""
         if not requests:
             return []
+        from ..run_events import Progress as Counter
+
         done = 0
         out: list[LLMReply | None] = [None] * len(requests)
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -117,7 +120,7 @@ class Backend(ABC):
                 out[index] = future.result()
                 done += 1
                 if progress is not None:
-                    progress("llm", done, len(requests))
+                    progress(Counter("llm", done, len(requests)))
         return [r for r in out if r is not None]
 
     @abstractmethod

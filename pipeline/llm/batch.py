@@ -19,6 +19,7 @@ from google.genai import types
 from tenacity import Retrying
 
 from ..ledger import Ledger
+from ..run_events import BatchPolled
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
 from .gemini_wire import envelope_from_dict, envelope_from_response, model_retry_config
@@ -173,7 +174,7 @@ def collect(
         stats = job.completion_stats
         done = int(getattr(stats, "successful_count", 0) or 0) if stats else 0
         if progress is not None:
-            progress(f"batch {name} {state.removeprefix('JOB_STATE_').lower()}", done, len(keys))
+            progress(BatchPolled(name, state.removeprefix("JOB_STATE_").lower(), done, len(keys)))
         if state in DONE_STATES:
             break
         if ledger is not None:

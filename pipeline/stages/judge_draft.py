@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..run_events import Emit, Progress
+from ..run_events import Counted, Emit
 from .pause import pause_point
 from .scan import SessionScan
 from .view import StoreContext
@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 
 def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: StoreContext, *,
                     concurrency: int, batch: bool, emit: Emit) -> list[SessionResult]:
-    """One result per session with a trajectory, in order; emits ``Progress`` per session.
+    """One result per session with a trajectory, in order; emits the backend's counters.
+
+    The counters are ``Progress`` per session or request and ``BatchPolled`` per poll of a
+    Batch Mode job.
 
     Args:
         sessions: The selected sessions.
@@ -29,11 +32,11 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: 
     """
     done = 0
 
-    def on_progress(what: str, n: int, total: int) -> None:
+    def on_progress(event: Counted) -> None:
         nonlocal done
-        emit(Progress(what, n, total))
-        if n > done:
-            done = n
+        emit(event)
+        if event.done > done:
+            done = event.done
             pause_point("drafting")
 
     items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]

@@ -11,12 +11,13 @@ only the verdict (``model_judge``) or only the drafts (``model_drafts``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ..config import Settings
-from ..llm.backend import Backend, LLMReply, LLMRequest
+from ..llm.backend import Backend, LLMReply, LLMRequest, Progress
 from ..model import Draft, Finding, Trajectory, Verdict
+from ..run_events import Progress as Counter
 from .draft import draft_request, lesson_findings, parse_draft_reply
 from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
@@ -26,7 +27,8 @@ from .view import StoreContext
 __all__ = ["SessionProgress", "SessionResult", "model_drafts", "model_judge", "model_sessions",
            "offline_sessions"]
 
-SessionProgress = Callable[[str, int, int], None]
+SessionProgress = Progress
+"""Receives the counters of a run (``Progress`` per session, ``BatchPolled`` per job poll)."""
 
 
 class _Session:
@@ -189,7 +191,7 @@ def model_sessions(
             for done, (future, index) in enumerate(futures.items(), start=1):
                 results[index] = future.result()
                 if progress is not None:
-                    progress("sessions", done, len(sessions))
+                    progress(Counter("sessions", done, len(sessions)))
         return [r for r in results if r is not None]
     while True:
         round_requests = [(s, r) for s in sessions for r in s.take()]
