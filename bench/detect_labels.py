@@ -1,12 +1,14 @@
 """Score the detector against the hand labels in tests/data/labels/ (real sessions).
 
 Usage:
-    .venv/bin/python bench/detect_labels.py [--split train|heldout|all] [--sessions] [--verbose]
+    .venv/bin/python bench/detect_labels.py [--split train|heldout|fresh|all] [--sessions]
+        [--verbose]
 
 Two questions are scored per tool step: does it repeat the previous step of the same intent
 (``annotate_repeats``), and is it wasted (``Finding.wasted_source_ids``). For each split
-(train = ``tests/data/labels/*.json``, used for tuning; held-out = ``heldout/*.json``, never
-tuned on) and each format it prints precision / recall / F1 of the detector, the same figures
+(train = ``tests/data/labels/*.json`` and the old held-out ``heldout/*.json``, both tuned on;
+fresh = ``fresh/*.json``, the blind held-out split, labelled without the detector and scored
+once) and each format it prints precision / recall / F1 of the detector, the same figures
 for the naive baseline "identical to an earlier action" (equal ``action_key``), and the
 agreement of two independent labellers (Cohen's kappa on both questions, over the sessions that
 also have a second label in ``second/<same name>.json``). ``--sessions`` adds one row per
@@ -26,7 +28,10 @@ from pipeline.evaluate.detect_scores import Group, load_labels, row, score_set, 
 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "tests" / "data" / "labels"
-SPLITS = {"train": LABELS, "heldout": LABELS / "heldout"}
+SPLITS = {"train": LABELS, "heldout": LABELS / "heldout", "fresh": LABELS / "fresh"}
+TITLES = {"train": "TRAIN (tuned on)", "heldout": "HELDOUT (dev: seen, tuned on)",
+          "fresh": "FRESH (blind held-out)"}
+"""Printed name of each split: what its figures can be trusted for (see the README)."""
 SECOND = LABELS / "second"
 SHARED = REPO.parent / "shared" / "trajectories"
 
@@ -39,19 +44,22 @@ def main(argv: list[str]) -> int:
     """Print the tables; exit 1 when the samples are missing."""
     split = argv[argv.index("--split") + 1] if "--split" in argv else "all"
     if split not in (*SPLITS, "all"):
-        print(f"unknown split {split!r}: use train, heldout or all")
+        print(f"unknown split {split!r}: use train, heldout, fresh or all")
         return 2
     if not SHARED.exists():
         print(f"{SHARED} not found: the labelled sessions are not available")
         return 1
-    # The train set was used to tune the detector; the held-out set never was (see the README),
-    # so its figures are the honest ones.
+    # Train and the old held-out split were both tuned on (heldout/ is a dev split now); only
+    # fresh/, labelled blind and scored once at the end, gives honest figures (see the README).
     chosen = SPLITS if split == "all" else {split: SPLITS[split]}
     verbose = "--verbose" in argv or "-v" in argv
     every = Group()
     for name, folder in chosen.items():
+        if not folder.is_dir():
+            print(f"-- {TITLES[name]}: {folder} not found; skipped")
+            continue
         result = score_set(name, load_labels(folder, _warn), SHARED, SECOND, _warn)
-        print(f"-- {name.upper()}")
+        print(f"-- {TITLES[name]}")
         for line in set_lines(result, total=f"{name} total", sessions="--sessions" in argv,
                               verbose=verbose, missing="missing from the samples"):
             print(line)

@@ -4,15 +4,21 @@ Builds a corpus (default 500 MB, under bench/_corpus/, gitignored) by replicatin
 samples in ../shared/trajectories with varied session ids, then, each in a fresh subprocess:
 
 - parse: discover + parse_source over the corpus (every adapter available), steps built;
+- parse, no redaction: the same with redaction stubbed out, so redaction's cost shows as the
+  ratio of the two (target: parse with redaction <= 1.33x parse without); ``--slow`` makes
+  the parse with redaction use the pure-Python hint search (no ``fast`` extra);
 - pool: the same with one worker process per core, as `orf mine --jobs N` runs it;
 - orjson: orjson.loads of every line of each JSONL file and of each whole .json/.traj file;
 - memory: parse over ~1/5 of the corpus and over all of it, printing both peak RSS values.
 
-The parse and orjson measurements alternate ``--runs`` times (default 3) and each keeps its
-best run: on a shared machine one slow moment would otherwise decide the ratio.
+The parse, unredacted parse and orjson measurements alternate ``--runs`` times (default 3)
+and each keeps its best run: on a shared machine one slow moment would otherwise decide the
+ratio. The median CPU ratio of the back-to-back parse/unredacted pairs is printed too.
+Parse times are also given in CPU seconds of the measuring process, which other work
+on the machine disturbs less.
 
 Usage:
-    python bench/ingest.py [--size-mb 500] [--runs 3] [--keep]
+    python bench/ingest.py [--size-mb 500] [--runs 3] [--keep] [--slow]
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import argparse
 import json
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -74,21 +81,43 @@ def build(size_mb: int) -> list[Path]:
     return copies
 
 
-def _measure_parse(dirs: list[Path]) -> dict[str, float]:
+def _no_redaction() -> type:
+    """Stub redaction out of the step builders; return the stand-in session memory."""
+    from pipeline.formats import common
+    from pipeline.privacy import SessionSecrets
+
+    class NoSecrets(SessionSecrets):
+        def redact(self, text: str, counts: object = None) -> str:  # type: ignore[override]
+            return text
+
+        def redact_value(self, obj: object, counts: object = None) -> object:  # type: ignore[override]
+            return obj
+
+        def redact_values(self, objs: list, counts: object = None) -> list:  # type: ignore[override]
+            return list(objs)
+
+    common.redact = lambda s, counts=None: s  # type: ignore[assignment]
+    return NoSecrets
+
+
+def _measure_parse(dirs: list[Path], variant: str = "") -> dict[str, float]:
     from pipeline.formats.base import ParseContext
     from pipeline.formats.discover import available_adapters, discover, parse_source
 
-    t0 = time.perf_counter()
+    memory = _no_redaction() if variant == "plain" else None
+    if variant == "slow":
+        sys.modules["pipeline.privacy.redact"]._HINTS.db = None
+    t0, c0 = time.perf_counter(), time.process_time()
     issues: list = []
     steps = sessions = size = 0
     for src in discover(dirs, issues=issues):
-        ctx = ParseContext()
+        ctx = ParseContext() if memory is None else ParseContext(secrets=memory())
         for traj in parse_source(src, ctx):
             sessions += 1
             steps += len(traj.steps) + sum(len(s.steps) for s in traj.subagents)
             size += traj.source.size + sum(s.source.size for s in traj.subagents)
-    secs = time.perf_counter() - t0
-    return {"seconds": secs, "bytes": size, "sessions": sessions, "steps": steps,
+    secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+    return {"seconds": secs, "cpu": cpu, "bytes": size, "sessions": sessions, "steps": steps,
             "adapters": len(available_adapters()), "skipped": len(issues),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
@@ -172,10 +201,15 @@ def main() -> None:
     ap.add_argument("--keep", action="store_true", help="keep bench/_corpus afterwards")
     ap.add_argument("--runs", type=int, default=3,
                     help="alternate parse/orjson this many times, keep the best of each")
+    ap.add_argument("--slow", action="store_true",
+                    help="redact with the pure-Python hint search (as without the fast extra)")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         mode, dirs = args.measure[0], [Path(d) for d in args.measure[1:]]
+        if mode.startswith("parse:"):
+            print(json.dumps(_measure_parse(dirs, mode.split(":", 1)[1])))
+            return
         fn = {"parse": _measure_parse, "pool": _measure_pool, "orjson": _measure_orjson}[mode]
         print(json.dumps(fn(dirs)))
         return
@@ -186,11 +220,13 @@ def main() -> None:
     print(f"corpus: {len(copies)} copies of the samples under {CORPUS} "
           f"({time.perf_counter() - t0:.1f}s to build)")
     try:
-        parses, bases = [], []
+        parses, bases, plains = [], [], []
         for _ in range(max(1, args.runs)):
-            parses.append(_run("parse", copies))
+            parses.append(_run("parse:slow" if args.slow else "parse", copies))
+            plains.append(_run("parse:plain", copies))
             bases.append(_run("orjson", copies))
         parse = min(parses, key=lambda r: r["seconds"])
+        plain = min(plains, key=lambda r: r["seconds"])
         base = min(bases, key=lambda r: r["seconds"])
         # Peak RSS is a property of the process, not of its speed: report the largest seen.
         parse["peak_rss_mb"] = max(r["peak_rss_mb"] for r in parses)
@@ -213,7 +249,18 @@ def main() -> None:
           f"{pool['seconds']:6.1f}s = {pool_mbps:6.1f} MB/s (as `orf mine --jobs` parses)")
     print(f"ratio orf/orjson   : {mbps / base_mbps:.2f} one process, "
           f"{pool_mbps / base_mbps:.2f} with {int(pool['jobs'])} workers (target >= 0.30)")
-    print(f"runs (s, best kept): parse {_times(parses)}; orjson {_times(bases)}")
+    cpu, plain_cpu = min(r["cpu"] for r in parses), min(r["cpu"] for r in plains)
+    engine = "pure-Python hint search" if args.slow else "hint search as installed"
+    print(f"redaction ({engine}): parse {parse['seconds']:.2f}s with it, "
+          f"{plain['seconds']:.2f}s without = {parse['seconds'] / plain['seconds']:.2f}x; "
+          f"CPU {cpu:.2f}s / {plain_cpu:.2f}s = {cpu / plain_cpu:.2f}x (target <= 1.33x)")
+    # Each pair ran back to back, so its ratio saw the same load: the median of the pairs
+    # is steadier than best over best when other work comes and goes.
+    pairs = sorted(a["cpu"] / b["cpu"] for a, b in zip(parses, plains, strict=True))
+    print(f"redaction, median CPU ratio of the {len(pairs)} back-to-back pairs: "
+          f"{statistics.median(pairs):.2f}x (each: {' '.join(f'{r:.2f}' for r in pairs)})")
+    print(f"runs (s, best kept): parse {_times(parses)}; unredacted {_times(plains)}; "
+          f"orjson {_times(bases)}")
     print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "
           f"{small['peak_rss_mb']:.0f} MB; {parse['bytes'] / 1e6:.0f} MB corpus -> "
           f"{parse['peak_rss_mb']:.0f} MB (orjson baseline {base['peak_rss_mb']:.0f} MB)")

@@ -20,6 +20,11 @@ def tool(tool_name: str, output: str = "", *, error: bool = False, tokens: int |
     )
 
 
+def lines(lo: int, hi: int) -> str:
+    """The numbered lines ``lo``..``hi`` of a file, as a viewer prints them."""
+    return "\n".join(f"{n:6}\tline {n}" for n in range(lo, hi + 1))
+
+
 def sh(command: str, output: str = "ok", *, error: bool = False, **kw: Any) -> Step:
     """A bash step."""
     return tool("bash", output, error=error, command=command, **kw)

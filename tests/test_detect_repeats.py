@@ -6,7 +6,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from _detect_helpers import edit, read, sh, tool, traj, wasted
+from _detect_helpers import edit, lines, read, sh, tool, traj, wasted
 from click.testing import CliRunner
 from conftest import FIXTURES, REPO
 
@@ -42,9 +42,9 @@ def test_rerun_without_change_is_a_wasted_repeat() -> None:
 
 
 def test_reread_of_covered_range_and_paging() -> None:
-    t = traj(read("/testbed/a.py", view_range=[1, 100]),
-             read("/testbed/a.py", view_range=[101, 200]),
-             read("/testbed/a.py", view_range=[40, 60]))
+    t = traj(read("/testbed/a.py", lines(1, 100), view_range=[1, 100]),
+             read("/testbed/a.py", lines(101, 200), view_range=[101, 200]),
+             read("/testbed/a.py", lines(40, 60), view_range=[40, 60]))
     assert _reps(t) == {2: (1, "reread", True)}
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _detect_helpers import USER, Call, atif_doc, claude_lines, parse_log
+from _detect_helpers import USER, Call, atif_doc, claude_lines, lines, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
@@ -32,8 +32,8 @@ def _claude(tmp_path: Path, calls: list[Call]) -> Trajectory:
     folder = tmp_path / ".claude" / "projects" / "-home-dev-shop"
     folder.mkdir(parents=True)
     path = folder / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
-    lines = claude_lines(calls)
-    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    rows = claude_lines(calls)
+    path.write_text("".join(json.dumps(x) + "\n" for x in rows), encoding="utf-8")
     return parse_log(path)
 
 
@@ -202,10 +202,10 @@ def test_polling_a_running_job_is_not_a_repeat(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["atif", "claude"])
 def test_paging_through_a_file_is_not_a_reread(tmp_path: Path, fmt: str) -> None:
-    pages = [_bash("cat -n shop/money.py | head -100", "1 import x", fmt=fmt),
-             _bash("sed -n '101,200p' shop/money.py", "101 def f", fmt=fmt),
-             _bash("sed -n '201,300p' shop/money.py", "201 def g", fmt=fmt),
-             _bash("sed -n '120,140p' shop/money.py", "120 x", fmt=fmt)]
+    pages = [_bash("cat -n shop/money.py | head -100", lines(1, 100), fmt=fmt),
+             _bash("sed -n '101,200p' shop/money.py", lines(101, 200), fmt=fmt),
+             _bash("sed -n '201,300p' shop/money.py", lines(201, 300), fmt=fmt),
+             _bash("sed -n '120,140p' shop/money.py", lines(120, 140), fmt=fmt)]
     t = BUILD[fmt](tmp_path, pages)
     assert {k: v[2:] for k, v in _reps(t).items()} == {3: ("reread", True)}
     assert [f.kind for f in detect_all(t)] == ["reread"]
@@ -214,7 +214,7 @@ def test_paging_through_a_file_is_not_a_reread(tmp_path: Path, fmt: str) -> None
 def test_reading_in_consecutive_ranges_with_the_read_tool(tmp_path: Path) -> None:
     path = "/home/dev/shop/shop/money.py"
     t = _claude(tmp_path, [("Read", {"file_path": path, "offset": k * 200 + 1, "limit": 200},
-                            f"{k * 200 + 1}\tline", False) for k in range(4)])
+                            lines(k * 200 + 1, k * 200 + 200), False) for k in range(4)])
     assert _reps(t) == {} and detect_all(t) == []
 
 

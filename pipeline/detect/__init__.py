@@ -24,7 +24,10 @@ from . import (  # noqa: F401  (importing registers the families)
     reread,
     rerun_unchanged,
     retry_variation,
+    scripts,
+    shell_edits,
     text_loops,
+    unran,
 )
 from .actions import analyze, infos_for, runs_tests, set_current
 from .annotate import Repeat, annotate_repeats

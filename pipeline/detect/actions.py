@@ -37,7 +37,10 @@ _TOOL_CLASS = {
 # Plan, to-do and thinking tools (TodoWrite, update_plan, write_todos, think, task trackers):
 # each call records the agent's plan; calling one again is never a rerun.
 _PLAN_TOOL = re.compile(
-    r"todo|plan|think|tracker|^task_?(create|update|list|get)$|^(mark|update)_?task"
+    r"todo|plan|think|tracker|^task_?(create|update|list|get)$|^(mark|update)_?task|"
+    # A question put to the person (AskUserQuestion, ask_followup_question): each answer is
+    # new, so asking again is a new turn of the conversation, not a rerun.
+    r"^ask_?(user|followup)|user_?input$"
 )
 _EDITOR_COMMANDS = {"view": "read", "create": "write", "str_replace": "edit", "insert": "edit",
                     "undo_edit": "edit", "write": "write", "edit": "edit"}
@@ -82,7 +85,9 @@ _INSTALL = re.compile(
 )
 _GIT_MUTATE = frozenset({"checkout", "restore", "reset", "stash", "apply", "am", "pull",
                          "merge", "rebase", "switch", "revert", "cherry-pick", "clean", "rm",
-                         "mv", "commit", "init", "clone", "fetch"})
+                         "mv", "commit", "init", "clone", "fetch", "add", "read-tree",
+                         "update-index", "update-ref", "gc", "prune", "repack", "worktree",
+                         "submodule"})
 _PAGER = re.compile(r"\|\s*(head|tail)\s+(?:-n\s*|--lines[= ]?|-)\+?(\d+)\s*(?:$|[|;&)])")
 _SHOWN_LINES = re.compile(r"\s*Total output lines: (\d+)")
 CODEX_SHOWN = 256
@@ -167,6 +172,8 @@ class Info:
     """A read whose output went through a filter (``| grep``): it showed an unknown part."""
     withheld: bool = False
     """The harness withheld the output (too long): the agent saw nothing of it."""
+    to_end: bool = False
+    """A ranged read that printed fewer lines than asked: it showed the file to its end."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Family-specific scratch values."""
 
@@ -242,6 +249,54 @@ def _fingerprint(text: str, masked: bool = True) -> str | None:
     return content_hash(_mask(text) if masked else _WS.sub(" ", text).strip(), 8)
 
 
+# Codex exec output opens with a header of its own (chunk id, wall time, exit status, token
+# count, then "Output:"), different on every call: it is not what the command printed.
+_CODEX_HEADER = re.compile(
+    r"\A(?:Chunk ID: \w+\n)?(?:Exit code: -?\d+\n)?Wall time: [^\n]*\n"
+    r"(?:Process (?:exited with code -?\d+|running with session ID \d+)\n)?"
+    r"(?:Original token count: \d+\n)?(?:Total output lines: \d+\n)?Output:\n")
+# Line numbers a viewer puts in front of each line (`nl -ba`, `cat -n`, Claude's Read `1→`):
+# the same lines of a file shown with or without them are the same text.
+_GUTTER = re.compile(r"^ *\d+(?:\t|→)", re.M)
+# Older Codex cut an exec output to the model at 10 KiB or 256 lines, keeping head and tail.
+_OMITTED = re.compile(r"\[\.\.\. omitted \d+ of (\d+) lines \.\.\.\]")
+_ADAPTER_CUT = re.compile(r"\n\.\.\.\[\d+ chars truncated\]\.\.\.\n")
+HEAD_LINES = 12
+"""Whole lines of a view cut by our adapter that stand for its text in the fingerprint (few
+enough to fit in the head it keeps, even numbered and long)."""
+CODEX_MAX_CHARS = 10_000
+"""Full output size from which older Codex showed the model only head and tail (10 KiB)."""
+
+
+def body_of(output: str) -> str:
+    """What the command printed: the output without the harness's exec header (Codex)."""
+    m = _CODEX_HEADER.match(output)
+    return output[m.end():] if m else output
+
+
+def _codex_clipped(step: Step, head: str, body: str) -> bool:
+    """Codex showed the model only the head and tail of this output, not its middle."""
+    total = _SHOWN_LINES.match(head) or _SHOWN_LINES.match(body[:80])
+    if total and int(total.group(1)) > CODEX_SHOWN:
+        return True
+    if _OMITTED.search(body):
+        return True
+    # The argv shell of older Codex: its marker may sit in the middle our adapter cut away.
+    argv = isinstance(step.args, dict) and isinstance(step.args.get("command"), list)
+    return argv and step.output_len >= CODEX_MAX_CHARS
+
+
+def _to_end(step: Step, info: Info, body: str) -> bool:
+    """A ranged read that printed fewer lines than it asked for reached the file's end."""
+    if info.cls != "read" or info.rng is None or info.failed or info.clipped or (
+            info.withheld or info.filtered) or step.output_len > len(step.output):
+        return False
+    lo, hi = info.rng
+    if hi >= END or not body.strip():
+        return False
+    return body.rstrip("\n").count("\n") + 1 < hi - lo + 1
+
+
 def _classify_shell(command: str, info: Info) -> None:
     parsed = shell.parse(command)
     info.shell = True
@@ -285,7 +340,9 @@ def _classify_shell(command: str, info: Info) -> None:
             writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
         elif head in ("perl", "ruby") and any(a.startswith("-i") or a == "-pi" for a in tail):
             writes.extend(shell.norm_path(a, cwd) for a in tail if shell.is_pathlike(a))
-        elif head == "git" and tail and tail[0] in _GIT_MUTATE:
+        if head == "git" and not s.piped:
+            info.extra.setdefault("git", []).append(_git_sub(tail))
+        if head == "git" and tail and tail[0] in _GIT_MUTATE:
             info.unknown_mutation = True
             if tail[0] in ("checkout", "restore"):
                 files = [a for a in tail[1:] if a != "--" and not a.startswith("-")]
@@ -383,11 +440,14 @@ def _script_writes(command: str, parsed: shell.Parsed, info: Info) -> None:
     fed = first.rsplit("&&", 1)[-1].strip() if "<<" in first else first
     if parsed.heredoc and _INTERPRETER.match(fed) and "<<" in fed:
         info.extra["script_writes"] = _body_writes(parsed.heredoc)
+        info.extra["script_body"] = parsed.heredoc
     elif _INTERPRETER.match(first) and " -c " in first:
         info.extra["script_writes"] = _body_writes(command)
     elif parsed.heredoc and info.content is not None and info.writes:
         # `cat > fix.py <<EOF`: remembered, applied when fix.py runs (see ``_analyze``).
         info.extra["script_body_writes"] = (info.writes[0], _body_writes(parsed.heredoc))
+        if info.writes[0].endswith(".py"):
+            info.extra["script_body"] = parsed.heredoc  # a script re-written is re-run
 
 
 def _whole_content(command: str, parsed: shell.Parsed) -> str | None:
@@ -499,8 +559,10 @@ def _classify_tool(step: Step, info: Info) -> None:
         canon_args = {"path": path, "range": list(info.rng or (1, END))}
     elif cls == "search":
         # How matches are shown (content or file names, context lines, a cap) and the case of
-        # the pattern do not make it another search.
-        canon_args = {k: v for k, v in canon_args.items() if k not in _SEARCH_DISPLAY}
+        # the pattern do not make it another search; nor does naming the session's own folder,
+        # where a search without a path looks anyway.
+        canon_args = {k: v for k, v in canon_args.items() if k not in _SEARCH_DISPLAY
+                      and not (k in _PATH_KEYS and v == ".")}
     info.canon = f"{cls}:{tool}:{_WS.sub(' ', repr(canon_args))}"
     if cls == "search":
         info.canon = info.canon.lower()
@@ -602,8 +664,14 @@ def classify(step: Step) -> Info:
         _classify_tool(step, info)
     if _polls(step, info):
         info.cls = "poll"
-    info.out_fp = _fingerprint(step.output, info.cls not in ("read", "list", "search"))
-    info.out_lines = step.output.count("\n") + 1 if step.output else 0
+    body = body_of(step.output)
+    seen = _GUTTER.sub("", body) if info.cls == "read" else body
+    if info.cls == "read" and (cut := _ADAPTER_CUT.search(seen)) is not None:
+        # Our adapter kept head and tail of a long view by characters, and line numbers
+        # move the cut: the same lines of the file are known by their first lines.
+        seen = "\n".join(seen[:cut.start()].splitlines()[:-1][:HEAD_LINES])
+    info.out_fp = _fingerprint(seen, info.cls not in ("read", "list", "search"))
+    info.out_lines = body.count("\n") + 1 if body else 0
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
         # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.
         info.failed = False
@@ -613,11 +681,11 @@ def classify(step: Step) -> Info:
         info.failed = True
     # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
     info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
-    total = _SHOWN_LINES.match(step.output[:80])
-    if total and int(total.group(1)) > CODEX_SHOWN:
+    if _codex_clipped(step, step.output[:80], body):
         # Codex shows the model the head and tail of a long output, not the middle.
         info.clipped = True
     info.withheld = bool(_WITHHELD.match(step.output[:200]))
+    info.to_end = _to_end(step, info, body)
     return info
 
 
@@ -692,12 +760,50 @@ class _State:
     epoch: int = 0
     unknown: int = 0
     memory: int = 0
+    history: int = 0
     path_version: dict[str, int] = field(default_factory=dict)
+
+
+# Git commands that only show history and refs (`git log -5`, `git show <sha>`, `git branch
+# --show-current`): edits of files leave their answer as it was; only commands that move
+# history or refs change it (``_HISTORY_MOVES``).
+_HISTORY_SHOWS = frozenset({"log", "show", "branch", "shortlog", "describe", "rev-parse",
+                            "reflog", "remote"})
+_HISTORY_MOVES = frozenset({"commit", "pull", "merge", "rebase", "reset", "fetch",
+                            "cherry-pick", "revert", "am", "clone", "init", "switch",
+                            "checkout", "stash", "push", "tag", "branch", "remote"})
+_GIT_OPTS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
+
+
+def _git_sub(tail: list[str]) -> str:
+    """The subcommand of a git command line (`git -C repo log` -> ``log``)."""
+    skip = False
+    for a in tail:
+        if skip:
+            skip = False
+        elif a in _GIT_OPTS_WITH_VALUE:
+            skip = True
+        elif not a.startswith("-"):
+            return a
+    return ""
+
+
+def _shows_history(info: Info) -> bool:
+    subs: list[str] = info.extra.get("git") or []
+    return info.cls == "inspect" and bool(subs) and all(x in _HISTORY_SHOWS for x in subs)
+
+
+def _moves_history(info: Info) -> bool:
+    # A checkout of files (`git checkout main -- f.ts`) restores a file, not history.
+    subs: list[str] = info.extra.get("git") or []
+    return not info.git_restore and any(x in _HISTORY_MOVES for x in subs)
 
 
 def _token(info: Info, st: _State) -> tuple[Any, ...]:
     if info.cls in ("read", "write", "edit") and info.paths:
         return (tuple(st.path_version.get(p, 0) for p in info.paths), st.unknown, st.memory)
+    if _shows_history(info):
+        return ("history", st.history, st.memory)
     return (st.epoch, st.memory)
 
 
@@ -751,6 +857,20 @@ def script_rejected(step: Step) -> bool:
             and "Traceback (most recent call last)" not in out)
 
 
+# The shell refused to parse the command (stray prose before it, an unclosed quote): every
+# line of the output is the shell's own complaint, so no part of the command ran.
+_SHELL_REJECTED = re.compile(
+    r"^(?:/bin/)?(?:ba|z|da)?sh: (?:-c: )?line \d+: (?:syntax error|unexpected EOF)", re.M)
+_SHELL_LINE = re.compile(r"^(?:/bin/)?(?:ba|z|da)?sh: (?:-c: )?line \d+: ")
+
+
+def shell_rejected(step: Step) -> bool:
+    """True when every line of the output is the shell refusing to parse the command."""
+    lines = [ln for ln in step.output.splitlines() if ln.strip()]
+    return bool(lines) and bool(_SHELL_REJECTED.search(step.output)) and all(
+        _SHELL_LINE.match(ln) for ln in lines)
+
+
 _BACKUP = re.compile(r"(\.bak\d*|\.orig|\.backup|\.old|\.save|~)$")
 
 
@@ -779,9 +899,15 @@ def _analyze(traj: Trajectory) -> list[Info]:
     for step in traj.steps:
         info = classify(step)
         _apply_scripts(info, scripts)
-        if info.failed and info.shell and script_rejected(step):
-            info.extra.pop("script_targets", None)
+        rejected = info.shell and shell_rejected(step)
+        if rejected or (info.failed and info.shell and script_rejected(step)):
+            # Nothing ran, so nothing was written; what it meant to edit is kept for retries.
+            info.extra["meant_targets"] = info.extra.pop("script_targets", ())
             info.extra.pop("script_unknown", None)
+        if rejected:
+            info.failed = True
+            info.extra["meant_targets"] += info.writes
+            info.writes = ()
         if step.kind in _NEW_CONTEXT:
             st.memory += 1
         info.state = _token(info, st)
@@ -816,6 +942,8 @@ def _analyze(traj: Trajectory) -> list[Info]:
                 mutated = True
             if mutated:
                 st.epoch += 1
+            if _moves_history(info) and not _shows_history(info):
+                st.history += 1
         info.state_after = _token(info, st)
         infos.append(info)
     return infos
@@ -875,6 +1003,8 @@ PLACE_LINES = 6
 def shown_range(info: Info) -> tuple[int, int]:
     """The lines a read really showed: a clipped view covers only its head."""
     lo, hi = info.rng or (1, END)
+    if info.to_end:
+        return (lo, END)
     if not info.clipped:
         return (lo, hi)
     if (lo, hi) == (1, END):

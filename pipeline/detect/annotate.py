@@ -12,7 +12,8 @@ form (``same_action``: quoting, ``./``, sandbox roots, flag order, ``cd`` prefix
 variables such as ``PYTHONPATH``); a read of a range of a file already shown (``reread``);
 the same script run again from another directory (``rerun``); the same command re-run only
 to filter its output differently (``refilter``); a listing that shows the same names at
-another spelling of its folder (``same_place``); a near-equal observing command
+another spelling of its folder (``same_place``); an inline script re-run with a slightly
+edited body (``script``, see ``scripts``); a near-equal observing command
 (``similar``: same program, same target files, token Jaccard at least
 ``near_repeat_similarity``); a failed edit of a file retried after an earlier failed edit of
 it (``edit_retry``); and a file created again in whole (``rewrite``: deleted and re-created,
@@ -38,7 +39,9 @@ from .actions import (
     set_current,
     shown_range,
 )
+from .edit_retry import OPEN_TARGETS, same_target, target
 from .refusals import MISTAKE_FAMILIES
+from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -49,6 +52,7 @@ argument values are the experiment (``--rgx=foo,bar`` then ``--rgx="foo, bar"``)
 edits look alike."""
 
 _WORD = re.compile(r"[A-Za-z_][\w.\-/]*|\d+")
+_RECORDS = re.compile(r"git (add|commit|push|tag)\b")
 
 
 @dataclass(slots=True)
@@ -69,7 +73,8 @@ class Repeat:
     """Source id of that earliest step."""
     kind: str
     """How the intent matched: exact, same_action, reread, edit_retry, rewrite, rerun,
-    refilter, same_place, similar, or the finding family that claimed the step as wasted."""
+    refilter, same_place, script, similar, or the finding family that claimed the step as
+    wasted."""
     wasted: bool
     """True when a finding lists the step as wasted (nothing between could change it)."""
 
@@ -135,12 +140,14 @@ class _Matcher:
         self.by_key: dict[str, int] = {}
         self.by_canon: dict[tuple[str, str], int] = {}
         self.reads: dict[str, list[tuple[tuple[int, int], int]]] = {}
-        self.failed_edit: dict[str, int] = {}
+        self.failed_edit: dict[str, list[tuple[frozenset[str] | None, int]]] = {}
         self.writes: dict[str, int] = {}
         self.tails: dict[str, int] = {}
         self.producers: dict[tuple[str, str], int] = {}
         self.places: dict[tuple[str, str, str], int] = {}
         self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
+        self.scripts: list[Script] = []
+        self.looked: set[str] = set()
 
     def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
         """The earlier step ``i`` repeats and how, then remember ``i``."""
@@ -161,12 +168,18 @@ class _Matcher:
             found = (self.producers[producer], "refilter")
         elif (place := place_key(info)) is not None and place in self.places:
             found = (self.places[place], "same_place")
+        elif (script := script_of(i, info)) is not None and (
+                before := same_script(script, self.scripts)) is not None:
+            found = (before.step, "script")
         elif (info.cls, info.program) in self._sim_keys(info):
             found = self._similar(info)
         elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
             found = self._rewrite(info)
-        if found is not None and self._elsewhere(found, info):
+        if found is not None and (self._elsewhere(found, info) or self._new_work(found, info)):
             found = None
+        if (script := script_of(i, info)) is not None:
+            self.scripts.append(script)
+            del self.scripts[:-SCRIPT_WINDOW]
         self._remember(i, info, key)
         return found
 
@@ -179,14 +192,25 @@ class _Matcher:
                 and before.out_fp is not None and info.out_fp is not None
                 and before.out_fp != info.out_fp)
 
+    def _new_work(self, found: tuple[int, str], info: Info) -> bool:
+        # `git push` after another commit pushes the new commit: recording or sending the
+        # working state acts on new content whenever anything changed since it last worked
+        # (a push again after a rejected one and a pull is the same push retried).
+        before = self.infos[found[0]]
+        return _RECORDS.match(info.canon) is not None and not before.failed and (
+            before.state_after != info.state)
+
     def _rewrite(self, info: Info) -> tuple[int, str] | None:
         # A failed edit retried, or the edit that finally applied after failed attempts; a
         # file created again in whole (deleted and re-created, a patch script re-written).
-        j = self.failed_edit.get(info.paths[0]) if info.paths else None
-        if j is not None:
-            return (j, "edit_retry")
+        words = target(info)
+        for before, j in reversed(self.failed_edit.get(info.paths[0], []) if info.paths else []):
+            if same_target(words, before):
+                return (j, "edit_retry")
         path = (info.paths or info.writes or ("",))[0]
-        if info.content is not None and path in self.writes:
+        # Read since it was written: the agent looked at the content and writes it revised
+        # (an edit by rewrite, as tools without string replacement edit), not a re-creation.
+        if info.content is not None and path in self.writes and path not in self.looked:
             return (self.writes[path], "rewrite")
         return None
 
@@ -231,11 +255,16 @@ class _Matcher:
             del seen[:-32]
         if info.cls in ("edit", "write") and info.paths:
             if info.failed:
-                self.failed_edit[info.paths[0]] = i
+                tried = self.failed_edit.setdefault(info.paths[0], [])
+                tried.append((target(info), i))
+                del tried[:-OPEN_TARGETS]
             else:
                 self.failed_edit.pop(info.paths[0], None)
         if info.content is not None and (info.paths or info.writes) and not info.failed:
             self.writes[(info.paths or info.writes)[0]] = i
+            self.looked.discard((info.paths or info.writes)[0])
+        if info.cls == "read" and info.paths and not info.failed:
+            self.looked.add(info.paths[0])
 
 
 def annotate_repeats(

@@ -1,11 +1,14 @@
 """Edit-revert: a file returns to an earlier content, or an edit is undone, with no net progress.
 
-One trap is one finding: a contiguous batch of edit/revert pairs on one file (seven edits made
-then undone one by one) is reported once, with every edit and revert of the batch in it.
+An edit replaced back after a check failed in between naming what it changed is not one: the
+failure showed the edit was wrong and undoing it is the fix. One trap is one finding: a
+contiguous batch of edit/revert pairs on one file (seven edits made then undone one by one) is
+reported once, with every edit and revert of the batch in it.
 """
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Iterator
@@ -13,9 +16,12 @@ from dataclasses import dataclass, field
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import infos_for, path_ext
+from .actions import Info, infos_for, path_ext
 from .base import register
 from .build import make_finding
+
+CHECKS = frozenset({"test", "build", "lint", "run"})
+"""Classes whose failure tells the agent that an edit broke something."""
 
 HISTORY = 32
 """Edits and contents remembered per file (bounded so the scan stays linear)."""
@@ -30,6 +36,31 @@ class _Batch:
     hows: list[str] = field(default_factory=list)
     pairs: int = 0
     last: int = -1
+
+
+_WORD = re.compile(r"[A-Za-z_]\w{2,}")
+
+LOOKBACK = 4
+"""Failed checks between an edit and its inverse read for the edited words (bounded)."""
+
+
+def _named_by_failure(traj: Trajectory, infos: list[Info], failures: list[int], j: int,
+                      i: int) -> bool:
+    """A check failed between edit ``j`` and its inverse ``i`` naming what ``j`` changed.
+
+    The build said the edit broke something (`undefined: regexp` after the `regexp` import
+    was removed): putting it back is the fix, not work undone for nothing.
+    """
+    a, b = infos[j].edit_old or "", infos[j].edit_new or ""
+    changed = set(_WORD.findall(a)) ^ set(_WORD.findall(b))
+    if not changed:
+        return False
+    lo, hi = bisect_right(failures, j), bisect_left(failures, i)
+    for k in failures[max(lo, hi - LOOKBACK):hi]:
+        said = set(_WORD.findall(traj.steps[k].output))
+        if changed & said:
+            return True
+    return False
 
 
 @register("edit_revert")
@@ -62,6 +93,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         if how not in batch.hows:
             batch.hows.append(how)
 
+    failures = [i for i, info in enumerate(infos) if info.failed and info.cls in CHECKS]
     for i, info in enumerate(infos):
         if info.failed or info.cls == "none":
             continue
@@ -74,7 +106,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
                 recent = replaces.setdefault(path, deque(maxlen=HISTORY))
                 for old, new, j in reversed(recent):
                     if old == info.edit_new and new == info.edit_old and old != new:
-                        add([j, i], path, "edit replaced back")
+                        if not _named_by_failure(traj, infos, failures, j, i):
+                            add([j, i], path, "edit replaced back")
                         recent.remove((old, new, j))
                         break
                 else:

@@ -32,22 +32,27 @@ def chains(
     Returns:
         Chains of two or more step indices, in order of their first step.
     """
-    open_chains: dict[Hashable, list[int]] = {}
-    after: dict[Hashable, tuple[object, ...]] = {}
+    # Per key only the last step (an int) is kept; a list exists only for a chain that grew:
+    # most keys never repeat, and a list per key is what made large sessions slow.
+    last: dict[Hashable, int] = {}
+    growing: dict[Hashable, list[int]] = {}
     done: list[list[int]] = []
     for i, info in enumerate(infos):
         if not accept(info):
             continue
         k = key(i, info)
-        chain = open_chains.get(k)
-        if chain is not None and after[k] == info.state and _same_output(infos[chain[-1]], info):
+        j = last.get(k)
+        if j is not None and infos[j].state_after == info.state and _same_output(infos[j], info):
+            chain = growing.get(k)
+            if chain is None:
+                chain = growing[k] = [j]
             chain.append(i)
         else:
-            if chain is not None and len(chain) > 1:
+            chain = growing.pop(k, None)
+            if chain is not None:
                 done.append(chain)
-            open_chains[k] = [i]
-        after[k] = info.state_after
-    done.extend(c for c in open_chains.values() if len(c) > 1)
+        last[k] = i
+    done.extend(growing.values())
     done.sort(key=lambda c: c[0])
     return done
 

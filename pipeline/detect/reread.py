@@ -88,7 +88,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         rec.by_range[(lo, hi)] = info.out_fp
         if len(rec.by_range) > MAX_INTERVALS:
             rec.by_range.pop(next(iter(rec.by_range)))
-        if (lo, hi) == (1, END):
+        if (lo, hi) == (1, END) or shown_range(info) == (1, END):
+            # A range that reached the file's end from its first line showed the whole file.
             rec.full_seen = True
             if info.clipped:
                 # A clipped whole-file view showed only its head: it does not cover ranges.

@@ -87,8 +87,10 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
                 flush(streak)
             streaks = {}
             epoch = info.epoch
-        if not is_action(info) or not info.failed or info.cls in _LOOK:
-            # Looking in other places (paths, patterns) and finding nothing is exploring.
+        if not is_action(info) or not info.failed or info.cls in _LOOK or (
+                info.edit_old is not None):
+            # Looking in other places (paths, patterns) and finding nothing is exploring; a
+            # failed replacement is ``edit_retry``'s, which tells a retry from a batch.
             continue
         sig = error_of(steps[i].error_signature, steps[i].output)
         if not sig or sig in ambient or steps[i].error_signature in ambient:

@@ -398,7 +398,10 @@ def tool_step(
     if type(source_id) is not str:
         source_id = str(source_id)
     secrets = ctx.secrets
-    args = secrets.redact_value(args)
+    if text:  # one hint pass for the arguments and the text
+        args, text = secrets.redact_values([args, text])
+    else:
+        args = secrets.redact_value(args)
     norm = tool or normalize_tool(raw_tool)
     extra = dict(extra) if extra else {}
     if raw_tool is not None:
@@ -415,7 +418,7 @@ def tool_step(
         tokens=tokens,
         timestamp=timestamp,
         raw_ref=raw_ref,
-        text=truncate(secrets.redact(text), TEXT_MAX_CHARS) if text else "",
+        text=truncate(text, TEXT_MAX_CHARS) if text else "",
         extra=extra,
     )
     if output or exit_code is not None or is_error:
@@ -592,9 +595,10 @@ def _finish_redaction(traj: Trajectory, secrets: SessionSecrets) -> None:
         out.final_message = secrets.redact(out.final_message)
     if traj.extra:
         traj.extra = secrets.redact_value(traj.extra)
-    for step in traj.steps:
-        if step.extra:
-            step.extra = secrets.redact_value(step.extra)
+    with_extra = [step for step in traj.steps if step.extra]
+    for step, extra in zip(with_extra, secrets.redact_values([s.extra for s in with_extra]),
+                           strict=True):
+        step.extra = extra
     if not len(secrets):
         return
     for step in traj.steps:

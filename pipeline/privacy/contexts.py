@@ -11,9 +11,10 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from .anchors import search_from
 from .values import CHECKS, weak
 
 # A value: ``\"v\"`` (inside a JSON string), "v", 'v', `v`, or bare.
@@ -65,7 +66,7 @@ CONTEXTS: list[Context] = [
     _ctx("netrc-password", r"machine\s+\S+(?:\s+(?:login|account)\s+\S+){0,2}"
          r"\s+password\s+" + _V, ("machine",), "strong"),
     # Docker config.json and npm auth files.
-    _ctx("docker-auth", r"\\?\"auth\\?\"\s*:\s*" + _V, ('auth"',), "b64cred"),
+    _ctx("docker-auth", r"\\?\"auth\\?\"\s*:\s*" + _V, ('auth"', 'auth\\"'), "b64cred"),
     _ctx("docker-auth", r"\\?\"(?:identitytoken|registrytoken)\\?\"\s*:\s*" + _V,
          ("identitytoken", "registrytoken"), "named"),
     _ctx("npm-auth", r"_(?<!\w_)(?:authtoken|auth|password)[ \t]*=[ \t]*" + _V,
@@ -106,18 +107,17 @@ def b64cred(value: str) -> bool:
 _CHECKS = {**CHECKS, "b64cred": b64cred}
 
 
-def context_hits(text: str, low: str, present: frozenset[str]) -> Iterator[tuple[str, int, int]]:
+def context_hits(text: str, low: str,
+                 contexts: Iterable[Context]) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every context value in ``text`` that passes its check.
 
     Args:
         text: The text.
         low: ``text.lower()``.
-        present: The hints found in ``low`` (rules without one are skipped).
+        contexts: The rules to run (those with a hint in the text), in table order.
     """
     same = len(low) == len(text)
-    for c in CONTEXTS:
-        if present.isdisjoint(c.hints):
-            continue
+    for c in contexts:
         if c.fold:
             source, pattern = (low, c.pattern) if same else (text, c.folded)
         else:
@@ -143,8 +143,24 @@ _BEFORE_WORD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_/")
 _BETWEEN = re.compile(r"[\w \t:=(\"'`\[.\-]*")
 _TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/=_\-.]{16,512}(?![A-Za-z0-9+/=_\-.])")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+_SPLIT = re.compile(r"[_\-]")
 NEAR_HINTS = ("pass", "token", "secret", "key", "auth", "credential")
+_NEAR_STARTS = ("pass", "token", "secret", "key", "auth", "cred")
+"""Every ``_NEAR_WORD`` match starts with one of these (or with ``api`` before a ``key``)."""
 _WINDOW = 40
+
+
+def near_starts(low: str, occ: dict[str, list[int]]) -> list[int]:
+    """Sorted offsets where a ``_NEAR_WORD`` match can start, from ``occ`` (word -> offsets)."""
+    starts: set[int] = set()
+    for w in _NEAR_STARTS:
+        starts.update(occ.get(w, ()))
+    for k in occ.get("key", ()):  # api-key, api_key, api key, apikey
+        if k >= 3 and low.startswith("api", k - 3):
+            starts.add(k - 3)
+        if k >= 4 and low[k - 1] in "-_ " and low.startswith("api", k - 4):
+            starts.add(k - 4)
+    return sorted(starts)
 
 
 def _whole_word(low: str, start: int, end: int) -> str:
@@ -155,20 +171,21 @@ def _whole_word(low: str, start: int, end: int) -> str:
     return low[start:end]
 
 
-def near_word_hits(text: str, low: str,
-                   not_secret: frozenset[str] = frozenset()) -> Iterator[tuple[str, int, int]]:
+def near_word_hits(text: str, low: str, not_secret: frozenset[str],
+                   starts: list[int]) -> Iterator[tuple[str, int, int]]:
     """Random-looking values close after a secret word (``secret-near-word``).
 
     Args:
         text: The text.
         low: ``text.lower()``.
         not_secret: Name words that make the secret word harmless (``public`` key).
+        starts: ``near_starts(low, ...)``: the word is looked for only there.
     """
-    if len(low) != len(text) or not _TOKEN.search(text):
-        return  # no token long enough anywhere: nothing to find near any word
+    if len(low) != len(text) or not starts:
+        return
     pos = 0
     while True:
-        m = _NEAR_WORD.search(low, pos)
+        m = search_from(_NEAR_WORD, low, starts, pos)
         if m is None:
             return
         end = pos = m.end()
@@ -177,7 +194,13 @@ def near_word_hits(text: str, low: str,
         stop = min(len(text), end + _WINDOW + 512)
         nl = text.find("\n", end, stop)
         stop = nl if nl >= 0 else stop
-        words = set(re.split(r"[_\-]", _whole_word(low, m.start(), end)))
+        # The loop below stops at once unless a token starts close enough: most words have
+        # none, so this is tested before the word's name is looked at.
+        first = _TOKEN.search(text, end, stop)
+        if (first is None or first.start() - end > _WINDOW
+                or not _BETWEEN.fullmatch(text, end, first.start())):
+            continue
+        words = set(_SPLIT.split(_whole_word(low, m.start(), end)))
         if words & not_secret:
             continue
         for t in _TOKEN.finditer(text, end, stop):

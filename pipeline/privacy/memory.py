@@ -18,11 +18,13 @@ from collections.abc import Callable
 from typing import Any
 
 from .redact import (
+    _MIN_TEXT,
     SecretHit,
     _resolve,
     _secret_name,
     assignment_kind,
     placeholder,
+    quiet,
     replace_hits,
     scan,
 )
@@ -36,6 +38,9 @@ _MIN_EXACT = 8
 _MAX_VALUE = 1024
 _PEM_LINES = 8
 _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=.")
+_SEEN_MAX_CHARS = 4_000_000
+"""A session's scanned texts are remembered (a task redacted twice, one output read again)
+up to this many characters in all, so a huge session does not keep every text alive."""
 
 
 class SessionSecrets:
@@ -46,6 +51,8 @@ class SessionSecrets:
 
     def __init__(self) -> None:
         self._known: dict[str, str] = {}
+        self._seen: dict[str, tuple[SecretHit, ...]] = {}
+        self._seen_chars = 0
 
     def __len__(self) -> int:
         return len(self._known)
@@ -98,14 +105,27 @@ class SessionSecrets:
 
     def redact(self, text: str, counts: Counter[str] | None = None) -> str:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
-        if not text:
+        if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
-        hits = scan(text)
+        hits = self._scan(text)
+        if not hits and not self._known:  # most texts
+            return text
         for h in hits:
             self.learn(text[h.start:h.end], h.kind)
         if self._known:
             hits = _resolve(hits + self.spans(text))
         return replace_hits(text, hits, counts)
+
+    def _scan(self, text: str) -> list[SecretHit]:
+        """``scan``, remembered per text: the same text gives the same hits."""
+        seen = self._seen.get(text)
+        if seen is not None:
+            return list(seen)
+        hits = scan(text)
+        if self._seen_chars < _SEEN_MAX_CHARS:
+            self._seen[text] = tuple(hits)
+            self._seen_chars += len(text)
+        return hits
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
@@ -118,7 +138,41 @@ class SessionSecrets:
 
         A string under a secret-like key is checked as an assignment (``{"password": v}``).
         """
+        if type(obj) is not str:
+            strings: list[str] = []
+            named = _strings(obj, 0, strings)
+            if quiet("\n".join(strings)):
+                # No string of it holds a hint (one search for all of them, where the
+                # arguments of a tool call are a dozen strings): only a secret-like key or a
+                # known secret can change it.
+                if not named and not self._known:
+                    return obj
+                return self._walk(obj, lambda text: self._known_only(text, counts), 0, counts,
+                                  True)
         return self._walk(obj, lambda text: self.redact(text, counts), 0, counts, True)
+
+    def redact_values(self, objs: list[Any], counts: Counter[str] | None = None) -> list[Any]:
+        """``redact_value`` of each of ``objs``, in order, with one hint pass for them all.
+
+        The extras of every step of a session, or a call's arguments and its text, are many
+        small strings: when none holds a hint, one search says so.
+        """
+        strings: list[str] = []
+        named = False
+        for obj in objs:
+            named = _strings(obj, 0, strings) or named
+        if not quiet("\n".join(strings)):
+            return [self.redact_value(obj, counts) for obj in objs]
+        if not named and not self._known:
+            return list(objs)
+        return [self._walk(obj, lambda text: self._known_only(text, counts), 0, counts, True)
+                for obj in objs]
+
+    def _known_only(self, text: str, counts: Counter[str] | None) -> str:
+        """``redact`` of a text that ``scan`` finds nothing in."""
+        if not self._known or not text:
+            return text
+        return replace_hits(text, _resolve(self.spans(text)), counts)
 
     def apply_value(self, obj: Any) -> Any:
         """``apply`` to every string of a JSON-like structure, keeping its shape."""
@@ -151,3 +205,34 @@ class SessionSecrets:
                     counts[kind] += 1
                 return placeholder(kind)
         return self._walk(value, fn, depth + 1, counts, named)
+
+
+def _strings(obj: Any, depth: int, out: list[str]) -> bool:
+    """Put into ``out`` the strings ``SessionSecrets._walk`` passes to its function.
+
+    Returns:
+        True when a dict on the way has a secret-like key (``_field`` may replace its value).
+    """
+    if type(obj) is str or isinstance(obj, str):
+        out.append(obj)
+        return False
+    named = False
+    if depth > 64:
+        return False
+    # Strings are taken in the loop, not by a call each: most values of a tool call's
+    # arguments and of a step's extras are strings.
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            if type(v) is str:
+                out.append(v)
+                if not named and type(k) is str and _secret_name(k):
+                    named = True
+            elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
+                named = _strings(v, depth + 1, out) or named
+    elif isinstance(obj, list):
+        for v in obj:
+            if type(v) is str:
+                out.append(v)
+            elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
+                named = _strings(v, depth + 1, out) or named
+    return named

@@ -27,12 +27,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-try:  # the ``fast`` extra: every hint in one C pass instead of ~70 substring searches
-    import ahocorasick  # type: ignore[import-not-found,import-untyped]
-except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
-    ahocorasick = None
-
-from .contexts import CONTEXTS, NEAR_HINTS, context_hits, near_word_hits
+from .anchors import anchored, occurrences
+from .contexts import CONTEXTS, NEAR_HINTS, Context, context_hits, near_starts, near_word_hits
+from .hints import RUN_CHARS, HintSearch
 from .rules import PEM, PREFIXED, Rule, matches, rule
 from .values import CHECKS, PLACEHOLDER_PREFIX, is_placeholder, strong
 
@@ -175,86 +172,20 @@ def _url_password_ok(user: str, password: str) -> bool:
     return not is_placeholder(password)
 
 
-# Hints are looked for in two places. A token shape's own prefix (``ghp_``) lies inside a run
-# of 16+ token characters, so it is looked for only in those runs (joined): most texts have few
-# or none. Every other hint (names, flags, headers) is looked for in the whole text, a hint
-# being skipped when a shorter hint it contains is absent (no ``password`` without ``pass``).
-_LONG_RUN = re.compile(r"(?<![a-z0-9+/_\-.=])[a-z0-9+/_\-.=]{16,}")  # starts at run edges
-_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/_-.=")
-_RUN_HINTS: tuple[str, ...] = tuple(sorted(
-    {h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= _RUN_CHARS}
-))
-_TEXT_HINTS: tuple[tuple[str, str | None], ...] = ()
-# Run hints grouped under their first two characters: one search for ``gh`` stands for the six
-# GitHub prefixes when no run holds it.
-_RUN_GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = tuple(
-    (gate, tuple(h for h in _RUN_HINTS if h[:2] == gate))
-    for gate in sorted({h[:2] for h in _RUN_HINTS})
+# A token shape's own prefix (``ghp_``) counts only inside a long token run; names, flags and
+# headers anywhere (``hints.py``).
+_RUN_HINTS = frozenset(h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= RUN_CHARS)
+_HINTS = HintSearch(
+    {h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
+    | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
+    _RUN_HINTS,
 )
-
-
-def _text_hints() -> tuple[tuple[str, str | None], ...]:
-    names = ({h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
-             | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS)) - set(_RUN_HINTS)
-    ordered = sorted(names, key=lambda h: (len(h), h))
-    out: list[tuple[str, str | None]] = []
-    for i, h in enumerate(ordered):
-        parent = next((p for p in ordered[:i] if p in h), None)
-        out.append((h, parent))
-    return tuple(out)
-
-
-_TEXT_HINTS = _text_hints()
-_PREFIXED_BY_HINT: dict[str, list[int]] = {}
-for _i, _r in enumerate(PREFIXED):
-    for _h in _r.hints:
-        _PREFIXED_BY_HINT.setdefault(_h, []).append(_i)
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
-
-
-# Hints in nearly every text: tested apart, or the automaton would report each occurrence.
-_COMMON_HINTS = (".", "--", "-u", "x-")
-
-
-def _automaton() -> Any:
-    if ahocorasick is None:
-        return None
-    auto = ahocorasick.Automaton()
-    for h in ({h for h, _ in _TEXT_HINTS} | set(_RUN_HINTS)) - set(_COMMON_HINTS):
-        auto.add_word(h, h)
-    auto.make_automaton()
-    return auto
-
-
-_AUTOMATON = _automaton()
-
-
-def _present(text: str, low: str) -> frozenset[str]:
-    """The hints found in ``low`` (the lowered ``text``).
-
-    With pyahocorasick, one pass finds them all (a shape hint outside a long run only makes
-    its rule run for nothing); without it, the substring searches below.
-    """
-    if _AUTOMATON is not None:
-        found = {h for _, h in _AUTOMATON.iter(low)}
-        found.update(h for h in _COMMON_HINTS if h in low)
-        return frozenset(found)
-    return _present_by_search(low)
-
-
-def _present_by_search(low: str) -> frozenset[str]:
-    found: set[str] = set()
-    for h, parent in _TEXT_HINTS:
-        if (parent is None or parent in found) and h in low:
-            found.add(h)
-    runs = _LONG_RUN.findall(low)
-    if runs:
-        joined = " ".join(runs)
-        for gate, members in _RUN_GROUPS:
-            if gate in joined:
-                found.update(h for h in members if h in joined)
-    return frozenset(found)
+_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "salt")
+"""Every ``_ASSIGN`` match starts with one of these; ``near_starts`` uses them too."""
+_FULL = False
+"""Tests set this to run every rule everywhere: the hints and anchors must change nothing."""
 
 
 def scan(text: str) -> list[SecretHit]:
@@ -268,34 +199,107 @@ def scan(text: str) -> list[SecretHit]:
     """
     if len(text) < _MIN_TEXT:
         return []
-    low = text.lower()
-    present = _present(text, low)
-    if not present and "://" not in text:
-        return []
+    return _scan(text)
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """The rules one set of hints calls for, in the order ``_scan`` runs them."""
+
+    pem: tuple[Rule, ...]
+    prefixed: tuple[Rule, ...]
+    headers: tuple[Rule, ...]
+    url: bool
+    contexts: tuple[Context, ...]
+    assign: bool
+    near: bool
+    words: tuple[str, ...]
+    """The ``_WORDS`` present: the keyword rules are tried at their occurrences."""
+    low: bool
+    """Some rule reads the lowered text."""
+
+
+def _users(hints: list[tuple[str, ...]]) -> dict[str, list[int]]:
+    """Hint -> indexes of the rules (whose ``hints`` are given in order) it calls for."""
+    out: dict[str, list[int]] = {}
+    for i, own in enumerate(hints):
+        for h in own:
+            out.setdefault(h, []).append(i)
+    return out
+
+
+_PEM_USERS, _PREFIXED_USERS = _users([r.hints for r in PEM]), _users([r.hints for r in PREFIXED])
+_HEADER_USERS = _users([r.hints for r in _HEADER_RULES])
+_CONTEXT_USERS = _users([c.hints for c in CONTEXTS])
+
+
+def _chosen(present: frozenset[str], users: dict[str, list[int]]) -> list[int]:
+    """Indexes, in table order, of the rules some hint in ``present`` calls for."""
+    return sorted({i for h in present for i in users.get(h, ())})
+
+
+def _make_plan(present: frozenset[str]) -> _Plan:
+    prefixed = tuple(PREFIXED[i] for i in _chosen(present, _PREFIXED_USERS))
+    headers = tuple(_HEADER_RULES[i] for i in _chosen(present, _HEADER_USERS))
+    contexts = tuple(CONTEXTS[i] for i in _chosen(present, _CONTEXT_USERS))
+    assign = "~assign" in present and not present.isdisjoint(_ASSIGN.hints)
+    near = "~near" in present and not present.isdisjoint(NEAR_HINTS)
+    low = (assign or near or bool(headers) or any(c.fold for c in contexts)
+           or any(r.folded is not None for r in prefixed))
+    words = tuple(w for w in _WORDS if w in present) if assign or near else ()
+    return _Plan(tuple(PEM[i] for i in _chosen(present, _PEM_USERS)), prefixed, headers,
+                 "://" in present and "@" in present, contexts, assign, near, words, low)
+
+
+_PLANS: dict[frozenset[str], _Plan] = {}
+"""Plans by hint set: few distinct sets recur across every text of a run."""
+
+
+def _plan(present: frozenset[str]) -> _Plan:
+    plan = _PLANS.get(present)
+    if plan is None:
+        plan = _PLANS[present] = _make_plan(present)
+    return plan
+
+
+def quiet(text: str) -> bool:
+    """True when ``text`` holds no hint: neither it nor any part of it has a secret to find."""
+    return not _FULL and not _HINTS.find(text)[0]
+
+
+def _scan(text: str) -> list[SecretHit]:
+    if _FULL:
+        low: str | None = text.lower()
+        plan = _make_plan(_HINTS.everything)
+    else:
+        present, low = _HINTS.find(text)
+        if not present:
+            return []
+        plan = _plan(present)
+    if low is None:
+        # Shape rules read ``text`` only: lowering is skipped when nothing else runs.
+        low = text.lower() if plan.low else text
+    gated = not _FULL
     hits: list[SecretHit] = []
-    for r in PEM:
-        if not present.isdisjoint(r.hints):
-            hits.extend(SecretHit(r.kind, *m.span()) for m in r.pattern.finditer(text))
-    # Only the shape rules one of whose hints is present, in table order.
-    todo = sorted({i for h in present for i in _PREFIXED_BY_HINT.get(h, ())})
-    for r in (PREFIXED[i] for i in todo):
-        for m in matches(r, text, low):
+    for r in plan.pem:
+        hits.extend(SecretHit(r.kind, *m.span()) for m in r.pattern.finditer(text))
+    for r in plan.prefixed:
+        for m in matches(r, text, low, gated):
             start, end = m.span(r.group)
             if r.group == 0 and start > 0 and text[start - 1] in _TOKEN_CHARS and not (
                 start >= 2 and text[start - 2] == "\\"  # ``\nghp_...`` inside a JSON string
             ):
                 continue
             hits.append(SecretHit(r.kind, start, end))
-    for r in _HEADER_RULES:
-        if not present.isdisjoint(r.hints):
-            for m in matches(r, text, low):
-                if r.kind == "curl-user-password" and m.start() > 0 and (
-                    not text[m.start() - 1].isspace()
-                ):
-                    continue
-                if not is_placeholder(text[m.start(1):m.end(1)]):
-                    hits.append(SecretHit(r.kind, *m.span(1)))
-    if "://" in text and "@" in text:
+    for r in plan.headers:
+        for m in matches(r, text, low):
+            if r.kind == "curl-user-password" and m.start() > 0 and (
+                not text[m.start() - 1].isspace()
+            ):
+                continue
+            if not is_placeholder(text[m.start(1):m.end(1)]):
+                hits.append(SecretHit(r.kind, *m.span(1)))
+    if plan.url:
         for m in _URL_CRED.pattern.finditer(text):
             if not _url_password_ok(m.group(1), m.group(2)):
                 continue
@@ -305,9 +309,17 @@ def scan(text: str) -> list[SecretHit]:
             kind = _SCHEME_KIND.get(text[a:m.start()].lower(), "url-password")
             hits.append(SecretHit(kind, m.start(2), m.end(2)))
     # Contexts before assignments: on the same span the more specific kind names the hit.
-    hits.extend(SecretHit(k, a, b) for k, a, b in context_hits(text, low, present))
-    if not present.isdisjoint(_ASSIGN.hints):
-        for m in matches(_ASSIGN, text, low):
+    if plan.contexts:
+        hits.extend(SecretHit(k, a, b) for k, a, b in context_hits(text, low, plan.contexts))
+    # The keyword rules run only at their keywords (``anchors.py``): big file views hold a
+    # few ``key``s but would cost a full regex pass each.
+    occ = {w: occurrences(low, (w,)) for w in plan.words}
+    if plan.assign:
+        if gated and len(low) == len(text):
+            found = anchored(_ASSIGN.pattern, low, sorted({i for v in occ.values() for i in v}))
+        else:
+            found = matches(_ASSIGN, text, low)
+        for m in found:
             gi = next(i for i in (2, 3, 4, 5, 6) if m.group(i) is not None)
             name = _name_before(text, m)
             a = m.start() - len(name) + len(m.group(1))
@@ -317,9 +329,10 @@ def scan(text: str) -> list[SecretHit]:
             akind = assignment_kind(name, text[m.start(gi):m.end(gi)], sep)
             if akind:
                 hits.append(SecretHit(akind, m.start(gi), m.end(gi)))
-    if not present.isdisjoint(NEAR_HINTS):
-        hits.extend(SecretHit(k, a, b) for k, a, b in near_word_hits(text, low,
-                                                                       _NOT_SECRET_WORDS))
+    if plan.near:
+        starts = near_starts(low, occ) if gated else list(range(len(low)))
+        hits.extend(SecretHit(k, a, b)
+                    for k, a, b in near_word_hits(text, low, _NOT_SECRET_WORDS, starts))
     return _resolve(hits)
 
 
@@ -374,6 +387,7 @@ def replace_hits(text: str, hits: list[SecretHit], counts: Counter[str] | None =
     return "".join(parts)
 
 
+@lru_cache(maxsize=8192)  # asked for every key of every argument dict and extra
 def _secret_name(name: str) -> bool:
     return name_class(name) in ("password", "secret")
 

@@ -1,0 +1,188 @@
+"""Which hints a text holds: the cheap test that decides which rules run on it at all.
+
+Most step text holds no hint (no credential word, no token prefix inside a long token run),
+so no rule runs on it. Two engines give the same answer:
+
+- the ``fast`` extra (hyperscan): every hint in one compiled pass over the text's bytes, each
+  reported once. Hints are ASCII and matched without case on the original text, which equals
+  looking for them in ``text.lower()`` except across the two characters whose lower case is
+  ASCII (``İ``, the Kelvin sign): a text holding one takes the pure-Python path. Token
+  prefixes are tested with a cheaper, looser run test (``_in_run``);
+- pure Python: ``in`` for each word (a word is looked for only when a shorter word it holds
+  is there), and token prefixes inside the runs of 16+ token characters.
+
+The engines may disagree only by the fast one reporting a token prefix the other does not:
+that makes a rule run and find nothing, so the hits are the same. A token prefix counts only
+inside such a run (``ghp_`` with 36 characters after it), which is
+where every shape rule matches; elsewhere (``ac`` in "each", ``.`` in prose) it would make its
+rule run for nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+hyperscan: Any
+try:  # the ``fast`` extra
+    import hyperscan  # type: ignore[import-not-found,import-untyped,no-redef,unused-ignore]
+except ImportError:  # pragma: no cover - exercised by forcing the fallback in tests
+    hyperscan = None
+
+RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+/_-.=")
+"""Characters of a token run (lower case)."""
+MIN_RUN = 16
+_LONG_RUN = re.compile(r"(?<![a-z0-9+/_\-.=])[a-z0-9+/_\-.=]{16,}")  # starts at run edges
+_RUN_CLASS = "[A-Za-z0-9+/_\\-.=]"
+_ASCII_FOLDING = ("\u0130", "\u0131", "\u017f", "\u212a")
+"""The only non-ASCII characters that lower to an ASCII letter or match one ignoring case."""
+_FOLD = "~fold"
+"""Reported by hyperscan for a text holding one of them: the pure-Python engine decides."""
+_B = r"\x80-\xff"  # any byte of a non-ASCII character: a class holding \d or \s, widened
+_WS = r"\t-\r \x1c-\x1f"  # the ASCII characters of Python's \s
+# Hints so common that alone they say little ("." in prose, "ac" in "each", "--" in every
+# command): hyperscan looks instead for a pattern that every match of the hint's rule holds
+# (byte classes widened, counts loosened, lookarounds dropped, so never narrower), with
+# its case rule. One pattern may stand for several hints.
+FAST_PATTERNS: tuple[tuple[tuple[str, ...], str, bool], ...] = (
+    ((".",), rf"[MNO][A-Za-z0-9_\-{_B}]{{23,}}\.[A-Za-z0-9_\-{_B}]{{6,}}\.", False),  # discord
+    (("ac",), r"AC[0-9a-f]{32}", False),  # twilio-account-sid
+    (("sk",), r"SK[0-9a-fA-F]{32}", False),  # twilio-api-key
+    (("--",), r"--(?:[a-z0-9]+[-_])*(?:password|passwd|pass|pwd|passphrase|token|secret|"
+     r"api[-_]?key|apikey|access[-_]?key|secret[-_]?key|private[-_]?key|auth[-_]?token|"
+     r"client[-_]?secret|credentials?)(?:=|[ \t])", True),  # credential-flag
+    (("x-",), r"x-[a-z\-]*(?:key|token|secret|auth)\\?[\"']?[ \t]*:", True),  # api-key-header
+    (("-u",), rf"-(?:u|-user)[{_WS}{_B}]", False),  # curl-user-password
+    (("://", "@"), rf"://[^{_WS}:/?#@'\"<>\[\]]+:[^{_WS}@/'\"<>]+@", False),  # url credentials
+    # the password context: sshpass / docker login / twine / mysql ... -p v
+    (("sshpass", "login", "twine", "mysql"), r"(?:sshpass|login|twine|mysql)[^\n]*[ \t]-p", True),
+    # basic auth, as a header and in any spelling: base64 after the word
+    (("basic",), rf"basic[{_WS}{_B}]+[a-z0-9+/]{{6}}", True),
+    (("machine",), r"machine[\x00-\xff]*password", True),  # netrc, on one line or several
+    (("authorization",), r"authorization\\?[\"']?[ \t]*:[ \t]*[\"']?"
+     r"(?:token|apikey|key|sso-key|digest)[ \t]", True),  # Authorization: token v
+)
+_CHAR = r"[\xc0-\xff][\x80-\xbf]{1,3}"  # one non-ASCII character in UTF-8 (surrogates too)
+GATES: tuple[tuple[str, str, bool], ...] = (
+    # secret-assignment: a secret keyword, then a separator (``redact._ASSIGN`` up to its value).
+    ("~assign", r"(?:passw(?:or)?d|passphrase|pwd|pass|secret|token|key_base|key|auth|"
+     r"credentials?|cred|salt)(?:\\?[\"'`]|\*\*)?(?:[ \t]*[:=]|[ \t]+=>[ \t]|"
+     r"[ \t]+(?:is[ \t]+)?set[ \t]+to[ \t]|[ \t]+is[ \t])", True),
+    # secret-near-word: a secret word, then within 40 characters of light punctuation a run
+    # of 16 token characters (``contexts.near_word_hits``).
+    ("~near", r"(?:pass|token|secret|key|auth|cred)[a-z]*(?:[A-Za-z0-9_ \t:=(\"'`\[.\-]|"
+     + _CHAR + r"){0,40}[A-Za-z0-9+/=_\-.]{16}", True),
+)
+"""Pseudo-hints only hyperscan tests: a rule that needs one runs on every text the pure-Python
+engine finds any hint in, and only where hyperscan finds the pattern."""
+
+
+_NONE: frozenset[str] = frozenset()
+
+
+class HintSearch:
+    """Finds which of a fixed set of hints a text holds."""
+
+    def __init__(self, words: Iterable[str], run_hints: Iterable[str]) -> None:
+        """Prepare both engines.
+
+        Args:
+            words: Lower-case hints looked for anywhere in the text.
+            run_hints: Lower-case hints (token characters only) that count only inside a run
+                of ``MIN_RUN`` or more token characters.
+        """
+        self.run_hints = tuple(sorted(set(run_hints)))
+        ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
+        # Each word with a shorter word it contains: no ``password`` without ``pass``.
+        self.words = tuple((h, next((p for p in ordered[:i] if p in h), None))
+                           for i, h in enumerate(ordered))
+        # Run hints under their first two characters: one search for ``gh`` stands for the
+        # six GitHub prefixes when no run holds it.
+        self.run_groups = tuple(
+            (gate, tuple(h for h in self.run_hints if h[:2] == gate))
+            for gate in sorted({h[:2] for h in self.run_hints})
+        )
+        self.gates = frozenset(name for name, _, _ in GATES)
+        self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
+                           | self.gates)
+        self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
+        self._local = threading.local()
+        """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
+
+    def find(self, text: str, low: str | None = None) -> tuple[frozenset[str], str | None]:
+        """The hints ``text`` holds, and ``text.lower()`` when it was needed to find them.
+
+        Args:
+            text: The text.
+            low: ``text.lower()`` when the caller has it.
+        """
+        if self.db is not None:
+            found: list[int] = []
+            scratch = getattr(self._local, "scratch", None)
+            if scratch is None:  # hyperscan's scratch space is one thread's (Gemini sends in
+                scratch = self._local.scratch = hyperscan.Scratch(self.db)  # several)
+            self.db.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=_collect,
+                         context=found, scratch=scratch)
+            if not found:  # most texts
+                return _NONE, low
+            groups = self.groups
+            hints = frozenset(h for i in found for h in groups[i])
+            if _FOLD not in hints:
+                return hints, low
+        if low is None:
+            low = text.lower()
+        return self.search(low), low
+
+    def search(self, low: str) -> frozenset[str]:
+        """The pure-Python engine: the hints in ``low`` (a lowered text)."""
+        found: set[str] = set()
+        for h, parent in self.words:
+            if (parent is None or parent in found) and h in low:
+                found.add(h)
+        runs = _LONG_RUN.findall(low)
+        if runs:
+            joined = " ".join(runs)
+            for gate, members in self.run_groups:
+                if gate in joined:
+                    found.update(h for h in members if h in joined)
+        return frozenset(found | self.gates) if found else frozenset()
+
+
+def _collect(i: int, start: int, end: int, flags: int, found: list[int]) -> None:
+    found.append(i)
+
+
+def _in_run(hint: str) -> str:
+    """A hyperscan pattern that matches wherever ``hint`` lies inside a long token run.
+
+    A window of ``MIN_RUN`` run characters holding the hint has half the rest of the window
+    on one side of it or the other: testing the two sides is a superset of the exact test
+    (which costs hyperscan 8x more), and a superset only makes a rule run for nothing.
+    """
+    h = re.escape(hint)
+    side = -(-(MIN_RUN - len(hint)) // 2)
+    if side <= 0:
+        return h
+    return f"(?:{_RUN_CLASS}{{{side}}}{h}|{h}{_RUN_CLASS}{{{side}}})"
+
+
+def _compile(words: tuple[str, ...],
+             run_hints: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], Any]:
+    if hyperscan is None:
+        return (), None
+    special = {h for names, _, _ in FAST_PATTERNS for h in names}
+    rows: list[tuple[tuple[str, ...], str, bool]] = [
+        ((w,), re.escape(w), True) for w in words if w not in special]
+    rows += [((h,), _in_run(h), True) for h in run_hints if h not in special]
+    rows += [row for row in FAST_PATTERNS if set(row[0]) <= set(words) | set(run_hints)]
+    rows += [((name,), pattern, caseless) for name, pattern, caseless in GATES]
+    rows += [((_FOLD,), "".join(f"\\x{b:02x}" for b in c.encode()), False)
+             for c in _ASCII_FOLDING]
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    once = hyperscan.HS_FLAG_SINGLEMATCH
+    db.compile(expressions=[p.encode() for _, p, _ in rows], ids=list(range(len(rows))),
+               elements=len(rows),
+               flags=[once | (hyperscan.HS_FLAG_CASELESS if c else 0) for _, _, c in rows])
+    return tuple(names for names, _, _ in rows), db
