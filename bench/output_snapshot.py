@@ -18,6 +18,7 @@ prints a unified diff per file that differs and exits 1 when any does.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import os
 import re
@@ -32,8 +33,10 @@ SHARED = REPO.parent / "shared" / "trajectories"
 ORF = [sys.executable, "-m", "pipeline"]
 
 # (pattern, replacement): run-dependent text, in the order applied.
+TODAY = datetime.date.today().strftime("%Y%m%d")
 NORMALIZE = [
-    (re.compile(r"EXP-\d{8}-"), "EXP-YYYYMMDD-"),
+    # Only today's ids: the bundled store's own files keep their dates (and their names).
+    (re.compile(rf"EXP-{TODAY}-"), "EXP-TODAY-"),
     (re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<time>"),
     (re.compile(r"\b20\d{2}-\d{2}-\d{2}\b"), "<date>"),
     (re.compile(r"write_key: b2:[0-9a-f]+"), "write_key: <key>"),  # hashes the temporary path
