@@ -21,7 +21,6 @@ from pipeline.formats.discover import discover, parse_source
 from pipeline.ledger import Ledger
 from pipeline.llm.gemini import GeminiBackend
 from pipeline.stages.draft import draft_request, lesson_findings
-from pipeline.stages.llm_run import analyze_many
 from pipeline.stages.view import StoreContext, estimate_tokens, transcript_text
 from pipeline.testing.fake_gemini import FakeGemini
 
@@ -59,15 +58,16 @@ def main(paths: list[Path]) -> None:
                 continue  # no lesson: no draft request is sent
             drafted.add(traj.id)
             backend = GeminiBackend(settings, None, client=client)
-            req = draft_request(traj, chosen, backend, store, lessons=lessons)
+            req = draft_request(traj, chosen, backend, store, lessons=lessons,
+                                settings=settings)
             sent = estimate_tokens(req.system + req.prompt)
             prompt_sizes.append(sent)
             ratios_raw.append(raw_tokens[traj.id] / sent)
             ratios_norm.append(estimate_tokens(transcript_text(traj)) / sent)
         with Ledger(Path(tmp) / "ledger.db") as ledger:
-            analyze_many(items, GeminiBackend(settings, ledger, client=client), store)
+            GeminiBackend(settings, ledger, client=client).analyze_sessions(items, store)
             first = server.model_calls
-            analyze_many(items, GeminiBackend(settings, ledger, client=client), store)
+            GeminiBackend(settings, ledger, client=client).analyze_sessions(items, store)
             rerun = server.model_calls - first
             rows = ledger.db.execute(
                 "SELECT session_id, COUNT(*) FROM llm_calls WHERE status != 'cached'"

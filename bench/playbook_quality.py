@@ -23,7 +23,8 @@ from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
 from pipeline.llm.heuristic import HeuristicBackend
 from pipeline.mine import mine
-from pipeline.stages.draft import draft_request, heuristic_drafts, lesson_findings
+from pipeline.stages.draft import draft_request, lesson_findings
+from pipeline.stages.heuristic_draft import heuristic_drafts
 from pipeline.stages.quality import PROBLEMS, quality_problems
 from pipeline.stages.view import StoreContext, estimate_tokens, transcript_text
 
@@ -60,13 +61,14 @@ def main(paths: list[Path]) -> None:
 
     # Every session, every finding, both views: the offline drafts through the gate and the
     # Gemini draft prompt against the transcript.
-    backend = HeuristicBackend(Settings())
+    defaults = Settings()
+    backend = HeuristicBackend(defaults)
     problems: Counter[str] = Counter()
     drafts = resolved = taught = 0
     sizes: list[tuple[int, int, str]] = []
     selected_resolved: list[str] = []
     for traj, findings in _sessions(paths):
-        made = heuristic_drafts(traj, findings, None, backend, StoreContext())  # type: ignore[arg-type]
+        made = heuristic_drafts(traj, findings, None, backend, StoreContext(), defaults)  # type: ignore[arg-type]
         drafts += len(made.drafts)
         for d in made.drafts:
             problems.update(p.split(":")[0] for p in quality_problems(d))
@@ -78,7 +80,8 @@ def main(paths: list[Path]) -> None:
             if sum(f.wasted_steps for f in findings) >= settings.min_wasted_steps:  # type: ignore[attr-defined]
                 selected_resolved.append(traj.id)  # type: ignore[attr-defined]
         if chosen:
-            req = draft_request(traj, chosen, backend, StoreContext(), lessons=lessons)  # type: ignore[arg-type]
+            req = draft_request(traj, chosen, backend, StoreContext(),  # type: ignore[arg-type]
+                                lessons=lessons, settings=defaults)
             sent = estimate_tokens(req.system + req.prompt)
             sizes.append((sent, estimate_tokens(transcript_text(traj)), traj.id))  # type: ignore[arg-type, attr-defined]
     print(f"quality gate over all {drafts} offline drafts (every session, no selection):")

@@ -65,9 +65,17 @@ class Settings(BaseModel):
     ledger: Path | None = None
     """SQLite ledger; default ``<store>/../.orf/ledger.db``."""
     backend: str | None = None
-    """``gemini`` or ``heuristic``; default gemini when a key is set, heuristic otherwise."""
+    """``gemini``, ``openai-compatible`` or ``heuristic``; default gemini when a key is set,
+    heuristic otherwise."""
     model: str = "gemini-2.5-flash"
-    """Gemini model used by the gemini backend (the one place a model name is set)."""
+    """Gemini model used by the gemini backend (``--model`` sets it for that backend)."""
+    openai_base_url: str | None = None
+    """Base URL of the openai-compatible server, e.g. ``http://127.0.0.1:11434/v1``."""
+    openai_model: str | None = None
+    """Model the openai-compatible server serves (``--model`` sets it for that backend)."""
+    openai_api_key_env: str = "ORF_OPENAI_API_KEY"
+    """Environment variable holding the openai-compatible server's key (optional; a local
+    server checks none). The key itself is never a setting."""
     concurrency: int = 4
     """Parallel online LLM calls."""
     jobs: int = Field(default_factory=lambda: os.cpu_count() or 1)
@@ -120,6 +128,13 @@ class Settings(BaseModel):
         if self.ledger is not None:
             return self.ledger
         return self.store.resolve().parent / ".orf" / "ledger.db"
+
+    def with_model(self, model: str | None) -> Settings:
+        """``--model`` applied to the backend in use: the openai-compatible one, else Gemini."""
+        if model is None:
+            return self
+        name = "openai_model" if self.resolved_backend() == "openai-compatible" else "model"
+        return self.model_copy(update={name: model})
 
     def resolved_backend(self) -> str:
         """The backend to use: explicit setting, else gemini when a key is set."""

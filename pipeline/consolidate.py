@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .provenance import Provenance
 from .stages.dedupe import Similarity, known_from_experience
 
 OVERLAP = 0.55
@@ -50,15 +51,12 @@ def _text(exp: Any) -> str:
     return "\n".join((exp.title, exp.trap, exp.insight))
 
 
-def _prov(exp: Any) -> dict[str, Any]:
-    return exp.provenance if isinstance(exp.provenance, dict) else {}
+def _prov(exp: Any) -> Provenance:
+    return Provenance.read(exp.provenance)
 
 
 def _weight(exp: Any) -> int:
-    prov = _prov(exp)
-    return int(prov.get("wasted_steps") or 0) + sum(
-        int(s.get("wasted_steps") or 0) for s in prov.get("sessions") or []
-        if isinstance(s, dict))
+    return _prov(exp).evidence_steps()
 
 
 class _Union:
@@ -83,8 +81,8 @@ def find_groups(experiences: Sequence[Any], extra_signatures: dict[str, set[str]
     existing consolidation already covers is not proposed again.
     """
     extra = extra_signatures or {}
-    done = [set(_prov(e).get("consolidates") or ()) for e in experiences]
-    exps = sorted((e for e in experiences if not _prov(e).get("consolidates")),
+    done = [set(_prov(e).consolidates or ()) for e in experiences]
+    exps = sorted((e for e in experiences if not _prov(e).consolidates),
                   key=lambda e: e.id)
     sigs = [known_from_experience(e, extra.get(e.id, ())).signatures for e in exps]
     body = Similarity([_text(e) for e in exps])
@@ -149,21 +147,11 @@ def merge(exps: Sequence[Any], kind: str, signatures: set[str]) -> dict[str, Any
             [f"Path from {base.id} (the most evidence):\n\n{path}"]
             + [f"Path from {e.id} (contradicts the one above; keep one):\n\n"
                f"{e.validated_path.strip()}" for e in others])
-    sessions: list[Any] = []
-    for e in exps:
-        sessions.extend(_prov(e).get("sessions") or [])
     complexity = max((e.complexity for e in exps), key=("low", "medium", "high").index)
-    provenance = {
-        "signature": _prov(base).get("signature") or (sorted(signatures)[0] if signatures
-                                                      else None),
-        "signatures": sorted(signatures),
-        "consolidates": [e.id for e in exps],
-        "consolidation": kind,
-        "sessions": sessions,
-        "wasted_steps": sum(_weight(e) for e in exps),
-        "sources": {e.id: {"title": e.title, "created_at": e.created_at,
-                           "provenance": _prov(e) or None} for e in exps},
-    }
+    provenance = Provenance.merged(
+        [(e.id, e.title, e.created_at, _prov(e)) for e in exps],
+        signature=_prov(base).signature or (sorted(signatures)[0] if signatures else None),
+        signatures=sorted(signatures), kind=kind).wire()
     return {
         "domain": base.domain, "title": base.title, "description": base.description,
         "keywords": _unique([k for e in exps for k in e.keywords])[:MAX_KEYWORDS],
@@ -203,6 +191,5 @@ def consolidate(store: Any, ledger: Any, *, dry_run: bool = False,
                 signature=prov["signature"] or exp.id, status="new", exp_id=exp.id,
                 domain=exp.domain, title=exp.title,
                 reason="consolidates " + ", ".join(g.ids), wasted_steps=prov["wasted_steps"],
-                sessions=[str(s.get("id") if isinstance(s, dict) else s)
-                          for s in prov["sessions"]])
+                sessions=Provenance.read(prov).session_ids())
     return groups

@@ -4,14 +4,18 @@ It remembers which sources were processed (by content hash), every LLM call (by 
 with tokens, cost and the reply, so an identical request is answered locally), every
 candidate playbook and its fate, and Gemini batch jobs in flight.
 
-Migrations are numbered and append-only: never edit a shipped one, add the next.
+Every SQL statement of the pipeline is here: other modules call named methods, and group
+them with ``Ledger.transaction()``. Migrations are named functions, recorded by name in the
+``_migrations`` table once applied (as simonw/llm does); a ledger from before names existed
+(``PRAGMA user_version`` = N) has its first N recorded as applied when it is opened.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,158 +24,198 @@ import orjson
 
 from .errors import LedgerError
 
-MIGRATIONS: list[str] = [
-    # 1: initial schema
+Migration = Callable[[sqlite3.Connection, str], None]
+"""One schema step: ``(connection, store scope)``, run inside the migrating transaction."""
+
+MIGRATIONS: list[Migration] = []
+"""Every migration, in order. Each is recorded by its function name in ``_migrations`` once
+applied; never rename or edit a shipped one, append the next."""
+
+
+def migration(fn: Migration) -> Migration:
+    """Append ``fn`` to ``MIGRATIONS`` (its name is what the ledger records)."""
+    MIGRATIONS.append(fn)
+    return fn
+
+
+def _script(db: sqlite3.Connection, script: str) -> None:
+    # Statement by statement: executescript() would COMMIT the migrating transaction.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migration
+def m001_initial(db: sqlite3.Connection, scope: str) -> None:
+    """Sources, LLM calls, candidates and batch jobs."""
+    _script(db, """
+        CREATE TABLE sources (
+            path TEXT PRIMARY KEY,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            content_hash TEXT NOT NULL,
+            format TEXT,
+            status TEXT NOT NULL,            -- ok | failed | skipped
+            error TEXT,
+            sessions INTEGER DEFAULT 0,
+            findings INTEGER DEFAULT 0,
+            wasted_steps INTEGER DEFAULT 0,
+            processed_at REAL NOT NULL
+        );
+        CREATE TABLE llm_calls (
+            id INTEGER PRIMARY KEY,
+            cache_key TEXT NOT NULL,
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,           -- judge | draft | dedupe
+            session_id TEXT,
+            tokens_in INTEGER DEFAULT 0,
+            tokens_out INTEGER DEFAULT 0,
+            cost_usd REAL DEFAULT 0,
+            latency_ms INTEGER DEFAULT 0,
+            status TEXT NOT NULL,            -- ok | failed | cached
+            error TEXT,
+            response TEXT,
+            batch INTEGER DEFAULT 0,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX llm_calls_key ON llm_calls(cache_key, status);
+        CREATE TABLE candidates (
+            id INTEGER PRIMARY KEY,
+            signature TEXT NOT NULL,
+            exp_id TEXT,
+            domain TEXT,
+            title TEXT,
+            status TEXT NOT NULL,            -- new | duplicate | related | dropped | rejected
+            related_to TEXT,
+            reason TEXT,
+            sessions TEXT,                   -- JSON list of session ids
+            wasted_steps INTEGER DEFAULT 0,
+            reinforcements INTEGER DEFAULT 0,
+            first_seen REAL NOT NULL,
+            last_seen REAL NOT NULL
+        );
+        CREATE INDEX candidates_sig ON candidates(signature);
+        CREATE TABLE batch_jobs (
+            name TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            state TEXT NOT NULL,
+            request_keys TEXT NOT NULL,      -- JSON list of cache keys, in request order
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+    """)
+
+
+@migration
+def m002_write_intents_and_reinforcements(db: sqlite3.Connection, scope: str) -> None:
+    """Resumable writes (intent before the EXP file) and per-session reinforcements."""
+    _script(db, """
+        CREATE TABLE write_intents (
+            key TEXT PRIMARY KEY,            -- value_hash(signature, session): one draft, one file
+            signature TEXT NOT NULL,
+            session_id TEXT,
+            payload TEXT NOT NULL,           -- JSON: the draft and its dedupe decision
+            state TEXT NOT NULL,             -- pending | done
+            exp_id TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE reinforcements (
+            exp_id TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            signature TEXT,
+            wasted_steps INTEGER DEFAULT 0,
+            seen_at REAL NOT NULL,
+            PRIMARY KEY (exp_id, session_id)
+        );
+        CREATE TABLE analyzed_sessions (
+            session_id TEXT PRIMARY KEY,
+            fingerprint TEXT NOT NULL,       -- value_hash of its findings (signature, wasted)
+            analyzed_at REAL NOT NULL
+        );
+    """)
+
+
+@migration
+def m003_per_store_state(db: sqlite3.Connection, scope: str) -> None:
+    """Processed-session state per store, so two stores sharing a ledger stay independent.
+
+    Before it one ledger served whatever store used it; the store upgrading it keeps that
+    history, so its next run does not redo (and re-pay) old sessions.
     """
-    CREATE TABLE sources (
-        path TEXT PRIMARY KEY,
-        size INTEGER NOT NULL,
-        mtime REAL NOT NULL,
-        content_hash TEXT NOT NULL,
-        format TEXT,
-        status TEXT NOT NULL,            -- ok | failed | skipped
-        error TEXT,
-        sessions INTEGER DEFAULT 0,
-        findings INTEGER DEFAULT 0,
-        wasted_steps INTEGER DEFAULT 0,
-        processed_at REAL NOT NULL
-    );
-    CREATE TABLE llm_calls (
-        id INTEGER PRIMARY KEY,
-        cache_key TEXT NOT NULL,
-        model TEXT NOT NULL,
-        purpose TEXT NOT NULL,           -- judge | draft | dedupe
-        session_id TEXT,
-        tokens_in INTEGER DEFAULT 0,
-        tokens_out INTEGER DEFAULT 0,
-        cost_usd REAL DEFAULT 0,
-        latency_ms INTEGER DEFAULT 0,
-        status TEXT NOT NULL,            -- ok | failed | cached
-        error TEXT,
-        response TEXT,
-        batch INTEGER DEFAULT 0,
-        created_at REAL NOT NULL
-    );
-    CREATE INDEX llm_calls_key ON llm_calls(cache_key, status);
-    CREATE TABLE candidates (
-        id INTEGER PRIMARY KEY,
-        signature TEXT NOT NULL,
-        exp_id TEXT,
-        domain TEXT,
-        title TEXT,
-        status TEXT NOT NULL,            -- new | duplicate | related | dropped | rejected
-        related_to TEXT,
-        reason TEXT,
-        sessions TEXT,                   -- JSON list of session ids
-        wasted_steps INTEGER DEFAULT 0,
-        reinforcements INTEGER DEFAULT 0,
-        first_seen REAL NOT NULL,
-        last_seen REAL NOT NULL
-    );
-    CREATE INDEX candidates_sig ON candidates(signature);
-    CREATE TABLE batch_jobs (
-        name TEXT PRIMARY KEY,
-        model TEXT NOT NULL,
-        state TEXT NOT NULL,
-        request_keys TEXT NOT NULL,      -- JSON list of cache keys, in request order
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    """,
-    # 2: resumable writes (intent before the EXP file) and per-session reinforcements
+    _script(db, """
+        CREATE TABLE sources_v3 (
+            store TEXT NOT NULL DEFAULT '',  -- resolved store path
+            path TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            content_hash TEXT NOT NULL,
+            format TEXT,
+            status TEXT NOT NULL,
+            error TEXT,
+            sessions INTEGER DEFAULT 0,
+            findings INTEGER DEFAULT 0,
+            wasted_steps INTEGER DEFAULT 0,
+            processed_at REAL NOT NULL,
+            PRIMARY KEY (store, path)
+        );
+        INSERT INTO sources_v3 SELECT '', path, size, mtime, content_hash, format, status, error,
+            sessions, findings, wasted_steps, processed_at FROM sources;
+        DROP TABLE sources;
+        ALTER TABLE sources_v3 RENAME TO sources;
+        CREATE TABLE analyzed_v3 (
+            store TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            analyzed_at REAL NOT NULL,
+            PRIMARY KEY (store, session_id)
+        );
+        INSERT INTO analyzed_v3 SELECT '', session_id, fingerprint, analyzed_at
+            FROM analyzed_sessions;
+        DROP TABLE analyzed_sessions;
+        ALTER TABLE analyzed_v3 RENAME TO analyzed_sessions;
+    """)
+    if scope:
+        for table in ("sources", "analyzed_sessions"):
+            db.execute(f"UPDATE {table} SET store = ? WHERE store = ''", (scope,))
+
+
+@migration
+def m004_session_history(db: sqlite3.Connection, scope: str) -> None:
+    """History of every analysed session and its trap signatures, for ``orf trends``.
+
+    Sources read before it are marked changed (mtime -1, no hash) so the next run re-reads
+    them and backfills their history; their findings are unchanged, so nothing goes to a model
+    again.
     """
-    CREATE TABLE write_intents (
-        key TEXT PRIMARY KEY,            -- value_hash(signature, session): one draft, one file
-        signature TEXT NOT NULL,
-        session_id TEXT,
-        payload TEXT NOT NULL,           -- JSON: the draft and its dedupe decision
-        state TEXT NOT NULL,             -- pending | done
-        exp_id TEXT,
-        created_at REAL NOT NULL,
-        updated_at REAL NOT NULL
-    );
-    CREATE TABLE reinforcements (
-        exp_id TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        signature TEXT,
-        wasted_steps INTEGER DEFAULT 0,
-        seen_at REAL NOT NULL,
-        PRIMARY KEY (exp_id, session_id)
-    );
-    CREATE TABLE analyzed_sessions (
-        session_id TEXT PRIMARY KEY,
-        fingerprint TEXT NOT NULL,       -- value_hash of its findings (signature, wasted)
-        analyzed_at REAL NOT NULL
-    );
-    """,
-    # 3: processed-session state per store, so two stores sharing a ledger stay independent.
-    # Rows from before are claimed by the store that opens the ledger first (see _migrate).
-    """
-    CREATE TABLE sources_v3 (
-        store TEXT NOT NULL DEFAULT '',  -- resolved store path
-        path TEXT NOT NULL,
-        size INTEGER NOT NULL,
-        mtime REAL NOT NULL,
-        content_hash TEXT NOT NULL,
-        format TEXT,
-        status TEXT NOT NULL,
-        error TEXT,
-        sessions INTEGER DEFAULT 0,
-        findings INTEGER DEFAULT 0,
-        wasted_steps INTEGER DEFAULT 0,
-        processed_at REAL NOT NULL,
-        PRIMARY KEY (store, path)
-    );
-    INSERT INTO sources_v3 SELECT '', path, size, mtime, content_hash, format, status, error,
-        sessions, findings, wasted_steps, processed_at FROM sources;
-    DROP TABLE sources;
-    ALTER TABLE sources_v3 RENAME TO sources;
-    CREATE TABLE analyzed_v3 (
-        store TEXT NOT NULL DEFAULT '',
-        session_id TEXT NOT NULL,
-        fingerprint TEXT NOT NULL,
-        analyzed_at REAL NOT NULL,
-        PRIMARY KEY (store, session_id)
-    );
-    INSERT INTO analyzed_v3 SELECT '', session_id, fingerprint, analyzed_at
-        FROM analyzed_sessions;
-    DROP TABLE analyzed_sessions;
-    ALTER TABLE analyzed_v3 RENAME TO analyzed_sessions;
-    """,
-    # 4: history of every analysed session and its trap signatures, for `orf trends`. Sources
-    # read before it are marked changed (mtime -1, no hash) so the next run re-reads them and
-    # backfills their history; their findings are unchanged, so nothing goes to a model again.
-    """
-    CREATE TABLE session_history (
-        store TEXT NOT NULL DEFAULT '',
-        session_id TEXT NOT NULL,
-        path TEXT,
-        format TEXT,
-        agent TEXT,
-        model TEXT,
-        started_at REAL,                 -- epoch seconds, from the log's own timestamps
-        steps INTEGER DEFAULT 0,
-        programs TEXT DEFAULT '',        -- space-separated programs the session ran
-        recorded_at REAL NOT NULL,
-        PRIMARY KEY (store, session_id)
-    );
-    CREATE INDEX session_history_started ON session_history(store, started_at);
-    CREATE TABLE finding_history (
-        store TEXT NOT NULL DEFAULT '',
-        session_id TEXT NOT NULL,
-        ordinal INTEGER NOT NULL,
-        signature TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        wasted_steps INTEGER DEFAULT 0,
-        wasted_tokens INTEGER DEFAULT 0,
-        wasted_seconds REAL DEFAULT 0,
-        PRIMARY KEY (store, session_id, ordinal)
-    );
-    UPDATE sources SET mtime = -1, content_hash = '' WHERE status = 'ok';
-    """,
-]
-_PER_STORE_VERSION = 3
-"""The migration that scoped ``sources`` and ``analyzed_sessions`` by store."""
+    _script(db, """
+        CREATE TABLE session_history (
+            store TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            path TEXT,
+            format TEXT,
+            agent TEXT,
+            model TEXT,
+            started_at REAL,                 -- epoch seconds, from the log's own timestamps
+            steps INTEGER DEFAULT 0,
+            programs TEXT DEFAULT '',        -- space-separated programs the session ran
+            recorded_at REAL NOT NULL,
+            PRIMARY KEY (store, session_id)
+        );
+        CREATE INDEX session_history_started ON session_history(store, started_at);
+        CREATE TABLE finding_history (
+            store TEXT NOT NULL DEFAULT '',
+            session_id TEXT NOT NULL,
+            ordinal INTEGER NOT NULL,
+            signature TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            wasted_steps INTEGER DEFAULT 0,
+            wasted_tokens INTEGER DEFAULT 0,
+            wasted_seconds REAL DEFAULT 0,
+            PRIMARY KEY (store, session_id, ordinal)
+        );
+        UPDATE sources SET mtime = -1, content_hash = '' WHERE status = 'ok';
+    """)
 
 
 def _cannot_write(exc: sqlite3.DatabaseError) -> bool:
@@ -192,6 +236,16 @@ class SourceRecord:
     format: str | None
     status: str
     error: str | None
+
+
+@dataclass(frozen=True)
+class WriteIntent:
+    """A write recorded before its EXP file was created (see ``pipeline.stages.write``)."""
+
+    key: str
+    signature: str
+    session_id: str | None
+    payload: dict[str, Any]
 
 
 class Ledger:
@@ -245,34 +299,57 @@ class Ledger:
                 delay = min(delay * 2, 0.5)
 
     def _migrate(self) -> None:
-        version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-        for number, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
+        with self.transaction():
+            if not self._has_table("_migrations"):
+                # A ledger of an orf that numbered its migrations: the first N are applied.
+                version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+                self.db.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY,"
+                                " applied_at REAL NOT NULL)")
+                self.db.executemany("INSERT INTO _migrations VALUES (?, ?)",
+                                    [(m.__name__, 0.0) for m in MIGRATIONS[:version]])
+        for step in MIGRATIONS:
+            if step.__name__ in self.applied_migrations():
+                continue
+            with self.transaction():
                 # Another process may have migrated while we waited for the write lock.
-                current = int(self.db.execute("PRAGMA user_version").fetchone()[0])
-                if current < number:
-                    for statement in script.split(";"):
-                        if statement.strip():
-                            self.db.execute(statement)
-                    if number == _PER_STORE_VERSION and self.scope:
-                        self._claim_unscoped()
-                    self.db.execute(f"PRAGMA user_version = {number}")
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+                if step.__name__ not in self.applied_migrations():
+                    step(self.db, self.scope)
+                    self.db.execute("INSERT INTO _migrations VALUES (?, ?)",
+                                    (step.__name__, time.time()))
+                    # Kept in step, so an older orf opening this ledger migrates nothing.
+                    count = len(self.applied_migrations())
+                    self.db.execute(f"PRAGMA user_version = {count}")
 
-    def _claim_unscoped(self) -> None:
-        # Before migration 3 one ledger served whatever store used it; the store upgrading it
-        # keeps that history, so its next run does not redo (and re-pay) old sessions.
-        for table in ("sources", "analyzed_sessions"):
-            self.db.execute(f"UPDATE {table} SET store = ? WHERE store = ''", (self.scope,))
+    def _has_table(self, name: str) -> bool:
+        return self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                               (name,)).fetchone() is not None
+
+    def applied_migrations(self) -> list[str]:
+        """Names of the migrations applied to this ledger, in the order they were applied."""
+        return [str(r[0]) for r in
+                self.db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Run the block as one write transaction (BEGIN IMMEDIATE ... COMMIT / ROLLBACK).
+
+        Inside an open transaction the block joins it, so methods can nest.
+        """
+        if self.db.in_transaction:
+            yield
+            return
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
 
     @property
     def schema_version(self) -> int:
         """Number of migrations applied."""
-        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+        return int(self.db.execute("SELECT COUNT(*) FROM _migrations").fetchone()[0])
 
     def close(self) -> None:
         """Close the connection."""
@@ -380,6 +457,12 @@ class Ledger:
         ).fetchone()
         return {"calls": row[0], "tokens_in": row[1], "tokens_out": row[2], "cost_usd": row[3]}
 
+    def cache_hits(self, since: float = 0.0) -> int:
+        """Requests answered from the cache since ``since`` (epoch seconds)."""
+        row = self.db.execute("SELECT COUNT(*) FROM llm_calls WHERE status = 'cached'"
+                              " AND created_at >= ?", (since,)).fetchone()
+        return int(row[0])
+
     # ---- candidates ----
 
     def candidates(self, status: str | None = None) -> Iterator[sqlite3.Row]:
@@ -422,13 +505,41 @@ class Ledger:
         )
         return int(cur.lastrowid or 0)
 
-    def reinforce(self, exp_id: str, session_ids: list[str]) -> None:
-        """Count one more sighting of the trap behind ``exp_id``."""
+    def count_reinforcement(self, exp_id: str) -> None:
+        """Count one more sighting of the trap behind ``exp_id`` on its candidate row.
+
+        Which session it was is ``add_reinforcement``'s (once per session); this is the total.
+        """
         self.db.execute(
             "UPDATE candidates SET reinforcements = reinforcements + 1, last_seen = ?"
             " WHERE exp_id = ?",
             (time.time(), exp_id),
         )
+
+    def has_candidate(self, exp_id: str) -> bool:
+        """Whether a candidate row names ``exp_id``."""
+        return self.db.execute("SELECT 1 FROM candidates WHERE exp_id = ?",
+                               (exp_id,)).fetchone() is not None
+
+    def uncommitted_ids(self) -> list[str]:
+        """EXP ids of the ``new`` and ``related`` candidates (not yet reviewed)."""
+        return [str(r[0]) for r in self.db.execute(
+            "SELECT exp_id FROM candidates WHERE status IN ('new', 'related')"
+            " AND exp_id IS NOT NULL")]
+
+    def reject_candidate(self, exp_id: str, reason: str, wasted_steps: int) -> None:
+        """Mark the candidate of ``exp_id`` rejected, keeping the most wasted steps seen."""
+        self.db.execute(
+            "UPDATE candidates SET status = 'rejected', reason = ?, wasted_steps ="
+            " MAX(wasted_steps, ?) WHERE exp_id = ?", (reason, wasted_steps, exp_id))
+
+    def rejected_wasted(self, signature: str) -> int | None:
+        """Most wasted steps a rejected candidate of ``signature`` had; None if never rejected."""
+        row = self.db.execute(
+            "SELECT MAX(wasted_steps) FROM candidates WHERE signature = ? AND status = 'rejected'",
+            (signature,),
+        ).fetchone()
+        return int(row[0]) if row and row[0] is not None else None
 
     def set_candidate_status(self, exp_id: str, status: str, reason: str | None = None) -> None:
         """Change the status of the candidate behind ``exp_id`` (e.g. ``rejected``)."""
@@ -437,6 +548,57 @@ class Ledger:
             " WHERE exp_id = ?",
             (status, reason, time.time(), exp_id),
         )
+
+    # ---- reinforcements ----
+
+    def add_reinforcement(self, exp_id: str, session_id: str, signature: str,
+                          wasted_steps: int) -> bool:
+        """Record that ``session_id`` showed the trap of ``exp_id``; False if it already had."""
+        cur = self.db.execute(
+            "INSERT OR IGNORE INTO reinforcements VALUES (?,?,?,?,?)",
+            (exp_id, session_id, signature, wasted_steps, time.time()),
+        )
+        return cur.rowcount > 0
+
+    def reinforcement_count(self, exp_id: str) -> tuple[int, float | None]:
+        """How many sessions reinforced ``exp_id``, and when last (epoch seconds)."""
+        row = self.db.execute(
+            "SELECT COUNT(*), MAX(seen_at) FROM reinforcements WHERE exp_id = ?", (exp_id,)
+        ).fetchone()
+        return int(row[0]), (float(row[1]) if row[1] is not None else None)
+
+    # ---- write intents ----
+
+    def record_intent(self, key: str, signature: str, session_id: str | None,
+                      payload: dict[str, Any]) -> None:
+        """Record a ``pending`` write before its EXP file is created (replacing any)."""
+        now = time.time()
+        self.db.execute(
+            "INSERT OR REPLACE INTO write_intents VALUES (?,?,?,?,'pending',NULL,?,?)",
+            (key, signature, session_id, orjson.dumps(payload).decode(), now, now),
+        )
+
+    def pending_intents(self) -> list[WriteIntent]:
+        """Writes an interrupted run left ``pending``, oldest first."""
+        return [WriteIntent(r["key"], r["signature"], r["session_id"], orjson.loads(r["payload"]))
+                for r in self.db.execute("SELECT * FROM write_intents WHERE state = 'pending'"
+                                         " ORDER BY created_at, rowid")]
+
+    def close_intent(self, key: str, exp_id: str) -> None:
+        """Mark the write of ``key`` done: its EXP file ``exp_id`` is in place."""
+        self.db.execute("UPDATE write_intents SET state = 'done', exp_id = ?, updated_at = ?"
+                        " WHERE key = ?", (exp_id, time.time(), key))
+
+    def drop_intent(self, key: str) -> None:
+        """Forget the write of ``key`` (the store refused it)."""
+        self.db.execute("DELETE FROM write_intents WHERE key = ?", (key,))
+
+    def done_intent(self, key: str) -> str | None:
+        """The EXP id an earlier run wrote for ``key``, if any."""
+        row = self.db.execute(
+            "SELECT exp_id FROM write_intents WHERE key = ? AND state = 'done'", (key,)
+        ).fetchone()
+        return str(row[0]) if row and row[0] else None
 
     # ---- batch jobs ----
 
@@ -469,8 +631,7 @@ class Ledger:
         if not sessions:
             return
         now = time.time()
-        self.db.execute("BEGIN IMMEDIATE")
-        try:
+        with self.transaction():
             for s in sessions:
                 key = (self.scope, s["session_id"])
                 self.db.execute("DELETE FROM finding_history WHERE store = ? AND session_id = ?",
@@ -487,10 +648,6 @@ class Ledger:
                     [(*key, i, f["signature"], f["kind"], f.get("wasted_steps", 0),
                       f.get("wasted_tokens", 0), f.get("wasted_seconds", 0.0))
                      for i, f in enumerate(s.get("findings", ()))])
-            self.db.execute("COMMIT")
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
 
     def history_sessions(self, since: float | None = None,
                          until: float | None = None) -> list[tuple[Any, ...]]:

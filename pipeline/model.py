@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer, field_validator
+
+from .provenance import Provenance
 
 StepKind = Literal["tool", "message", "user", "system", "compaction", "error", "reasoning"]
 """What a step is: an agent tool call (with its observation), an agent message without a tool
@@ -162,6 +164,9 @@ class Trajectory:
     """Non-fatal problems met while parsing this session."""
     extra: dict[str, Any] = field(default_factory=dict)
     """Session-level source fields not mapped above (cwd, git branch, ...)."""
+    analysis: Any = field(default=None, repr=False, compare=False)
+    """The detector's step analysis, kept by ``detect.actions.analyze`` so the judge, the
+    drafter and the report reuse what the scan computed (it crosses the process pool)."""
 
     @property
     def tool_calls(self) -> int:
@@ -268,7 +273,8 @@ class Verdict(BaseModel):
 class Draft(BaseModel):
     """A candidate ORF playbook, before it becomes an EXP file."""
 
-    model_config = ConfigDict(extra="forbid")
+    # validate_assignment: a provenance mapping assigned later is read into a Provenance too.
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
     title: str
     """Short imperative title."""
@@ -294,8 +300,18 @@ class Draft(BaseModel):
     """Human name for a new domain."""
     domain_description: str | None = None
     """Description for a new domain."""
-    provenance: dict[str, Any] = Field(default_factory=dict)
-    """Sessions, steps, signature, verdict, backend/model; not part of the LLM schema."""
+    provenance: Provenance = Field(default_factory=Provenance)
+    """Sessions, steps, signature, verdict, backend/model; not part of the LLM schema. Given
+    (and dumped) as the mapping EXP files carry."""
+
+    @field_validator("provenance", mode="before")
+    @classmethod
+    def _read_provenance(cls, value: Any) -> Provenance:
+        return Provenance.read(value)
+
+    @field_serializer("provenance")
+    def _wire_provenance(self, value: Provenance) -> dict[str, Any]:
+        return value.wire()
 
 
 class FixDelta(BaseModel):

@@ -4,7 +4,7 @@ Uncommitted means: changed or untracked EXP files per ``git status`` when the st
 git work tree, otherwise the ledger's ``new``/``related`` candidates whose files still exist.
 A rejection removes the file and its INDEX line and is remembered in the ledger with the
 wasted steps seen at that time, so ``orf mine`` drafts the same signature again only when
-the evidence grows (``rejected_wasted``).
+the evidence grows (``Ledger.rejected_wasted``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from . import gitutil
 from .errors import StoreError
 from .fsutil import store_lock
 from .ledger import Ledger
+from .provenance import Provenance, VerdictRef
 
 _EXP_PATH = re.compile(r"(?:^|/)([a-z0-9][a-z0-9-]*)/(EXP-\d{8}-\d{4})\.md$")
 
@@ -57,48 +58,37 @@ class Candidate:
         return dict(self.__dict__)
 
 
-def _sessions(prov: dict[str, Any]) -> list[dict[str, Any]]:
-    out: list[dict[str, Any]] = []
-    for s in prov.get("sessions") or []:
-        if isinstance(s, dict):
-            out.append(s)
-        else:
-            out.append({"id": str(s)})
-    return out
-
-
-def _verdict(prov: dict[str, Any]) -> str:
-    v = prov.get("verdict")
-    if isinstance(v, dict):
-        text = f"{v.get('outcome', 'unknown')} ({v.get('decided_by', '?')})"
-        return f"{text}: {v['reason']}" if v.get("reason") else text
+def _verdict(prov: Provenance) -> str:
+    v = prov.verdict
+    if isinstance(v, VerdictRef):
+        text = f"{v.outcome or 'unknown'} ({v.decided_by or '?'})"
+        return f"{text}: {v.reason}" if v.reason else text
     return str(v) if v else ""
 
 
 def candidate_from(exp: Any, root: Path, ledger: Ledger | None) -> Candidate:
     """Build a ``Candidate`` from a store ``Experience``."""
-    prov = exp.provenance if isinstance(getattr(exp, "provenance", None), dict) else {}
+    prov = Provenance.read(getattr(exp, "provenance", None))
     try:
         rel = str(Path(exp.path).resolve().relative_to(root.resolve()))
     except ValueError:
         rel = str(exp.path)
     count = 0
     if ledger is not None:
-        row = ledger.db.execute("SELECT COUNT(*) FROM reinforcements WHERE exp_id = ?",
-                                (exp.id,)).fetchone()
-        count = int(row[0])
+        count = ledger.reinforcement_count(exp.id)[0]
     return Candidate(
         exp_id=exp.id, path=rel, domain=exp.domain, title=exp.title, trap=exp.trap,
-        insight=exp.insight, signature=prov.get("signature"), sessions=_sessions(prov),
-        wasted_steps=int(prov.get("wasted_steps") or 0), verdict=_verdict(prov),
-        related_to=prov.get("related_to"), reinforcements=count,
+        insight=exp.insight, signature=prov.signature,
+        sessions=[s.as_mapping() for s in prov.sessions],
+        wasted_steps=prov.wasted_steps or 0, verdict=_verdict(prov),
+        related_to=prov.related_to, reinforcements=count,
         evidence=_evidence(exp, prov, ledger),
-        replaces=[str(i) for i in prov.get("consolidates") or []],
-        consolidation=prov.get("consolidation"),
+        replaces=list(prov.consolidates or []),
+        consolidation=prov.consolidation,
     )
 
 
-def _evidence(exp: Any, prov: dict[str, Any], ledger: Ledger | None) -> dict[str, int]:
+def _evidence(exp: Any, prov: Provenance, ledger: Ledger | None) -> dict[str, int]:
     """What the playbook would have saved: from the ledger's history of its signatures.
 
     Without history (no ledger, or sessions mined before it was kept) the provenance's own
@@ -106,10 +96,9 @@ def _evidence(exp: Any, prov: dict[str, Any], ledger: Ledger | None) -> dict[str
     """
     from .stages.dedupe import known_from_experience
 
-    sessions = _sessions(prov)
-    fallback = {"sessions": len(sessions),
-                "wasted_steps": int(prov.get("wasted_steps") or 0) or sum(
-                    int(s.get("wasted_steps") or 0) for s in sessions),
+    fallback = {"sessions": len(prov.sessions),
+                "wasted_steps": prov.wasted_steps or sum(
+                    s.wasted_steps or 0 for s in prov.sessions),
                 "wasted_tokens": 0}
     if ledger is None:
         return fallback
@@ -142,27 +131,15 @@ def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
             if m and m.group(2) in by_id and code != " D":
                 chosen[m.group(2)] = code
     elif ledger is not None:
-        for row in ledger.db.execute(
-            "SELECT exp_id FROM candidates WHERE status IN ('new', 'related')"
-            " AND exp_id IS NOT NULL"
-        ):
-            if row[0] in by_id:
-                chosen[row[0]] = None
+        for exp_id in ledger.uncommitted_ids():
+            if exp_id in by_id:
+                chosen[exp_id] = None
     out = []
     for exp_id in sorted(chosen):
         cand = candidate_from(by_id[exp_id], root, ledger)
         cand.git_status = chosen[exp_id]
         out.append(cand)
     return out
-
-
-def rejected_wasted(ledger: Ledger, signature: str) -> int | None:
-    """Most wasted steps a rejected candidate of ``signature`` had, or None if never rejected."""
-    row = ledger.db.execute(
-        "SELECT MAX(wasted_steps) FROM candidates WHERE signature = ? AND status = 'rejected'",
-        (signature,),
-    ).fetchone()
-    return int(row[0]) if row and row[0] is not None else None
 
 
 def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.0,
@@ -183,13 +160,9 @@ def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.
             raise StoreError(f"no experience {exp_id} in {root}; see `orf review` for the list")
         cand = candidate_from(exp, root, ledger)
         store.remove_experience(exp_id)
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone():
-            db.execute(
-                "UPDATE candidates SET status = 'rejected', reason = ?, wasted_steps ="
-                " MAX(wasted_steps, ?) WHERE exp_id = ?", (reason, cand.wasted_steps, exp_id))
+    with ledger.transaction():
+        if ledger.has_candidate(exp_id):
+            ledger.reject_candidate(exp_id, reason, cand.wasted_steps)
         else:
             ledger.record_candidate(
                 signature=cand.signature or exp_id, status="rejected", exp_id=exp_id,
@@ -197,10 +170,6 @@ def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.
                 sessions=[str(s.get("id")) for s in cand.sessions],
                 wasted_steps=cand.wasted_steps,
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return cand
 
 

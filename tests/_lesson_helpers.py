@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import Settings
+from pipeline.formats.discover import SessionSource
 from pipeline.llm.heuristic import HeuristicBackend
 from pipeline.model import Draft
-from pipeline.stages.draft import heuristic_drafts
-from pipeline.stages.scan import scan_source
+from pipeline.stages.heuristic_draft import heuristic_drafts
+from pipeline.stages.scan import ScanOptions, ScanResult, scan
 from pipeline.stages.view import StoreContext
 
 Call = tuple[str, dict[str, Any], str, bool]
@@ -144,12 +145,16 @@ def swe_agent_log(path: Path, steps: list[tuple[str, str]]) -> Path:
     return path
 
 
+def scan_log(path: Path, fmt: str = "claude-code") -> ScanResult:
+    """Parse and detect one log file with the default detector settings, as ``orf mine`` does."""
+    return scan(SessionSource(path, fmt, False),
+                ScanOptions(detect=Settings().detect, min_wasted_steps=1))
+
+
 def mined_drafts(path: Path, fmt: str = "claude-code") -> tuple[list[Draft], list[str]]:
     """Parse, detect and draft one log offline, as ``orf mine`` does: (drafts, notes)."""
     settings = Settings()
-    res = scan_source(
-        str(path), fmt, False, {"detect": settings.detect.model_dump(), "min_wasted_steps": 1}
-    )
+    res = scan_log(path, fmt)
     assert not res.fatal, res.issues
     drafts: list[Draft] = []
     notes: list[str] = []
@@ -157,7 +162,8 @@ def mined_drafts(path: Path, fmt: str = "claude-code") -> tuple[list[Draft], lis
         if sess.trajectory is None:
             continue
         out = heuristic_drafts(
-            sess.trajectory, sess.findings, None, HeuristicBackend(settings), StoreContext()
+            sess.trajectory, sess.findings, None, HeuristicBackend(settings), StoreContext(),
+            settings,
         )
         drafts.extend(out.drafts)
         notes.extend(out.failures)

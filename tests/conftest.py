@@ -40,7 +40,8 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No real keys, no user store: every test starts offline in its own folder."""
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                  "GOOGLE_GEMINI_BASE_URL", "ORF_STORE", "ORF_LEDGER", "ORF_BACKEND",
-                 "ORF_MODEL", "ORF_RAISE_ERRORS"):
+                 "ORF_MODEL", "ORF_RAISE_ERRORS", "ORF_OPENAI_BASE_URL", "ORF_OPENAI_MODEL",
+                 "ORF_OPENAI_API_KEY", "ORF_OPENAI_API_KEY_ENV"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ORF_HOME", str(tmp_path / "orf-home"))
 

@@ -97,7 +97,7 @@ def test_gemini_backend_settles_the_uncertain_band_through_the_fake_server() -> 
     from google.genai import types
 
     from pipeline.config import load_settings
-    from pipeline.llm.backend import get_backend
+    from pipeline.llm.registry import get_backend
     from pipeline.stages.dedupe import LlmDuplicateJudge, duplicate_judge
     from pipeline.testing.fake_gemini import FakeGemini, text_reply
 

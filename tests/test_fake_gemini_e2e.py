@@ -21,9 +21,6 @@ from _llm_helpers import (  # noqa: F401
 )
 
 from pipeline.model import OutcomeHints
-from pipeline.stages.draft import draft
-from pipeline.stages.judge import judge
-from pipeline.stages.llm_run import analyze_many
 from pipeline.testing.fake_gemini import (
     FakeGemini,
     Item,
@@ -60,8 +57,8 @@ def run_once(server: FakeGemini, tmp_path: Path, **settings: Any) -> tuple[Any, 
     findings = [make_finding(traj)]
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(server, ledger, **settings)
-        verdict = judge(traj, findings, backend)
-        result = draft(traj, findings, verdict, backend, STORE)
+        verdict = backend.judge(traj, findings)
+        result = backend.draft(traj, findings, verdict, STORE)
     return verdict, result
 
 
@@ -74,10 +71,10 @@ def test_faults_are_retried_and_rerun_makes_no_call(
     assert verdict.outcome == "failure"
     assert verdict.decided_by.startswith("gemini:")
     assert [d.title for d in result.drafts] == [GOOD_DRAFT["title"]]
-    assert result.drafts[0].provenance["signature"] == "b2:sig-pytest"
-    assert result.drafts[0].provenance["lesson"]["class"] == "missing_module"
-    assert result.drafts[0].provenance["sessions"] == ["s1"]
-    assert result.drafts[0].provenance["model"]
+    assert result.drafts[0].provenance.signature == "b2:sig-pytest"
+    assert result.drafts[0].provenance.wire()["lesson"]["class"] == "missing_module"
+    assert result.drafts[0].provenance.wire()["sessions"] == ["s1"]
+    assert result.drafts[0].provenance.model
     assert 7.0 in fast_retry_waits  # RetryInfo honoured
     assert fake.count(":generateContent") == 5
     before = fake.model_calls
@@ -162,25 +159,25 @@ def test_retries_are_bounded(fake: FakeGemini, tmp_path: Path) -> None:  # noqa:
 def test_log_outcome_means_no_judge_call(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     traj = make_traj(outcome=OutcomeHints(resolved=True))
     with open_ledger(tmp_path) as ledger:
-        verdict = judge(traj, [make_finding(traj)], gemini_backend(fake, ledger))
+        verdict = gemini_backend(fake, ledger).judge(traj, [make_finding(traj)])
     assert verdict.decided_by == "log" and verdict.outcome == "success"
     assert fake.model_calls == 0
 
 
-def test_analyze_many_online_pool(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
+def test_analyze_sessions_online_pool(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     items = []
     for i in range(6):
         traj = make_traj(f"s{i}", task=f"task number {i}")
         items.append((traj, [make_finding(traj, signature=f"b2:sig{i}")] if i % 3 else []))
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items, gemini_backend(fake, ledger), STORE, concurrency=3)
+        results = gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
     assert [r.session_id for r in results] == [f"s{i}" for i in range(6)]
     # judge + draft for the 4 sessions with findings; none for the 2 without
     assert fake.count(":generateContent") == 8
     assert all(len(r.drafts) == 1 for r in results if r.findings)
     assert all(r.drafts == [] for r in results if not r.findings)
     with open_ledger(tmp_path) as ledger:
-        analyze_many(items, gemini_backend(fake, ledger), STORE, concurrency=3)
+        gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
     assert fake.count(":generateContent") == 8
 
 
@@ -202,8 +199,8 @@ def test_every_prompt_goes_through_redact(
     finding.evidence[0].quote += f" {key}"
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
-        verdict = judge(traj, [finding], backend)
-        draft(traj, [finding], verdict, backend, STORE)
+        verdict = backend.judge(traj, [finding])
+        backend.draft(traj, [finding], verdict, STORE)
     bodies = [r.text for r in fake.requests if r.path.endswith(":generateContent")]
     assert len(bodies) == 2  # judge + draft
     assert all(token not in b and key not in b for b in bodies)

@@ -7,8 +7,7 @@ from pathlib import Path
 
 from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, make_finding, make_traj  # noqa: F401
 
-from pipeline.stages.judge import judge, judge_prompt
-from pipeline.stages.llm_run import analyze_many
+from pipeline.stages.judge import judge_prompt
 from pipeline.testing.fake_gemini import FakeGemini
 
 
@@ -33,10 +32,10 @@ def test_unsure_answers_are_unknown_with_the_models_reason(fake: FakeGemini,  # 
     fake.enqueue(reply("failure", 0.4, "probably broken"), reply("success", 0.75))
     traj = make_traj()
     backend = gemini_backend(fake, None)
-    verdict = judge(traj, [make_finding(traj)], backend)
+    verdict = backend.judge(traj, [make_finding(traj)])
     assert verdict.outcome == "unknown" and verdict.decided_by.startswith("gemini:")
     assert verdict.reason == "unsure failure (0.40 < 0.70): probably broken"
-    verdict = judge(make_traj("s2"), [], backend)
+    verdict = backend.judge(make_traj("s2"), [])
     assert (verdict.outcome, verdict.reason) == ("success", "the suite passes")
 
 
@@ -45,6 +44,6 @@ def test_the_batch_path_reads_the_threshold_setting(fake: FakeGemini) -> None:  
         body["generationConfig"]["responseJsonSchema"]) else None)
     traj = make_traj()
     backend = gemini_backend(fake, None, judge_min_confidence=0.95)
-    [result] = analyze_many([(traj, [make_finding(traj)])], backend, STORE, concurrency=1)
+    [result] = backend.analyze_sessions([(traj, [make_finding(traj)])], STORE, concurrency=1)
     assert result.verdict.outcome == "unknown"
     assert result.verdict.reason == "unsure success (0.90 < 0.95): the suite passes"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.ledger import MIGRATIONS, Ledger
+from pipeline.ledger import MIGRATIONS, Ledger, Migration
 
 
 def tables(path: Path) -> set[str]:
@@ -34,21 +34,149 @@ def test_migrations_are_idempotent(tmp_path: Path) -> None:
     assert tables(path) == first
 
 
-def test_partial_upgrade_applies_only_missing_migrations(tmp_path: Path) -> None:
+def _probe(db: sqlite3.Connection, scope: str) -> None:
+    db.execute("CREATE TABLE probe (x INTEGER)")
+
+
+def _spied(monkeypatch: pytest.MonkeyPatch, extra: list[Migration]) -> list[str]:
+    """Replace ``MIGRATIONS`` by spies of the real ones plus ``extra``; return the run log."""
+    ran: list[str] = []
+
+    def spy(step: Migration) -> Migration:
+        def run(db: sqlite3.Connection, scope: str) -> None:
+            ran.append(step.__name__)
+            step(db, scope)
+        run.__name__ = step.__name__
+        return run
+
+    monkeypatch.setattr("pipeline.ledger.MIGRATIONS", [spy(m) for m in [*MIGRATIONS, *extra]])
+    return ran
+
+
+def test_partial_upgrade_applies_only_missing_migrations(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "ledger.db"
     Ledger(path).close()
-    import pipeline.ledger as ledger_module
-    extra = "CREATE TABLE probe (x INTEGER)"
-    original = list(ledger_module.MIGRATIONS)
-    ledger_module.MIGRATIONS.append(extra)
-    try:
-        with Ledger(path) as ledger:
-            assert ledger.schema_version == len(original) + 1
-        with Ledger(path) as ledger:
-            assert ledger.schema_version == len(original) + 1
-        assert "probe" in tables(path)
-    finally:
-        ledger_module.MIGRATIONS[:] = original
+    ran = _spied(monkeypatch, [_probe])
+    with Ledger(path) as ledger:
+        assert ledger.schema_version == len(MIGRATIONS) + 1
+        assert ledger.applied_migrations() == [m.__name__ for m in MIGRATIONS] + ["_probe"]
+    with Ledger(path) as ledger:
+        assert ledger.schema_version == len(MIGRATIONS) + 1
+    assert ran == ["_probe"]
+    assert "probe" in tables(path)
+    # user_version follows, so an orf from before named migrations migrates nothing here.
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) + 1
+
+
+def test_migrations_are_recorded_by_name() -> None:
+    names = [m.__name__ for m in MIGRATIONS]
+    assert names == ["m001_initial", "m002_write_intents_and_reinforcements",
+                     "m003_per_store_state", "m004_session_history"]
+
+
+OLD_LEDGER = Path(__file__).parent / "data" / "ledger-v4.sql"
+
+
+def test_a_ledger_of_the_numbered_migrations_opens_unchanged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ledger written by the orf that numbered its migrations (user_version 4, no names)."""
+    store = tmp_path / "experiences"
+    path = tmp_path / "ledger.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_LEDGER.read_text().replace("@STORE@", str(store.resolve())))
+        db.execute("PRAGMA user_version = 4")
+    assert "_migrations" not in tables(path)
+    ran = _spied(monkeypatch, [_probe])
+    with Ledger(path, store=store) as led:
+        assert led.applied_migrations() == [m.__name__ for m in MIGRATIONS] + ["_probe"]
+        record = led.source("logs/a.jsonl")
+        assert record is not None and (record.size, record.content_hash, record.format) == \
+            (10, "b2:aa", "codex")
+        assert led.analyzed_fingerprint("sess-a") == "fp-a"
+        assert led.cached_response("k1") == '{"outcome": "trap"}'
+        row = led.candidate_by_signature("b2:sig")
+        assert row is not None and (row["exp_id"], row["title"]) == ("EXP-20260101-0001",
+                                                                     "Old title")
+        assert led.reinforcement_count("EXP-20260101-0001") == (1, 2.0)
+        job = led.open_batch_job("gemini-2.5-flash")
+        assert job is not None and job["name"] == "batches/1"
+        assert [s[0] for s in led.history_sessions()] == ["sess-a"]
+        assert led.signature_evidence(["b2:sig"]) == (1, 2, 300)
+    assert ran == ["_probe"]  # the four numbered ones were recognised, not run again
+
+
+def test_a_ledger_at_numbered_version_2_gets_the_later_migrations_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "ledger.db"
+    _ledger_at(path, 2)
+    with sqlite3.connect(path) as db:
+        db.execute("INSERT INTO write_intents VALUES ('k', 'sig', 's', '{}', 'done', 'EXP-1',"
+                   " 1.0, 1.0)")
+    ran = _spied(monkeypatch, [])
+    with Ledger(path) as led:
+        assert led.schema_version == len(MIGRATIONS)
+        assert led.done_intent("k") == "EXP-1"
+    assert ran == ["m003_per_store_state", "m004_session_history"]
+
+
+def test_transaction_rolls_back_on_error_and_nests(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as led:
+        with pytest.raises(RuntimeError, match="boom"):
+            with led.transaction():
+                led.mark_analyzed("s1", "fp")
+                with led.transaction():  # joins the outer one
+                    led.mark_analyzed("s2", "fp")
+                raise RuntimeError("boom")
+        assert led.analyzed_fingerprint("s1") is None
+        assert led.analyzed_fingerprint("s2") is None
+        assert not led.db.in_transaction
+        with led.transaction():
+            led.mark_analyzed("s3", "fp")
+        assert led.analyzed_fingerprint("s3") == "fp"
+
+
+def test_write_intents_and_reinforcements(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as led:
+        led.record_intent("k1", "sig", "sess", {"draft": {"title": "T"}})
+        led.record_intent("k2", "sig", None, {"n": 2})
+        assert [(i.key, i.session_id, i.payload) for i in led.pending_intents()] == [
+            ("k1", "sess", {"draft": {"title": "T"}}), ("k2", None, {"n": 2})]
+        assert led.done_intent("k1") is None
+        led.close_intent("k1", "EXP-20260101-0001")
+        led.drop_intent("k2")
+        assert led.pending_intents() == []
+        assert led.done_intent("k1") == "EXP-20260101-0001"
+        assert led.add_reinforcement("EXP-1", "s1", "sig", 3) is True
+        assert led.add_reinforcement("EXP-1", "s1", "sig", 3) is False
+        assert led.add_reinforcement("EXP-1", "s2", "sig", 1) is True
+        count, last = led.reinforcement_count("EXP-1")
+        assert count == 2 and last is not None
+        assert led.reinforcement_count("EXP-2") == (0, None)
+        led.record_candidate(signature="sig", status="new", exp_id="EXP-1", domain="d",
+                             title="T", sessions=["s0"])
+        led.count_reinforcement("EXP-1")
+        led.count_reinforcement("EXP-1")
+        [(total,)] = led.db.execute(
+            "SELECT reinforcements FROM candidates WHERE exp_id = 'EXP-1'").fetchall()
+        assert total == 2
+
+
+def test_candidate_review_methods(tmp_path: Path) -> None:
+    with Ledger(tmp_path / "ledger.db") as led:
+        led.record_candidate(signature="a", status="new", exp_id="EXP-1", wasted_steps=2)
+        led.record_candidate(signature="b", status="related", exp_id="EXP-2")
+        led.record_candidate(signature="c", status="duplicate", related_to="EXP-1")
+        assert sorted(led.uncommitted_ids()) == ["EXP-1", "EXP-2"]
+        assert led.has_candidate("EXP-1") and not led.has_candidate("EXP-9")
+        assert led.rejected_wasted("a") is None
+        led.reject_candidate("EXP-1", "no", 1)
+        assert led.rejected_wasted("a") == 2  # the most wasted steps seen is kept
+        assert led.uncommitted_ids() == ["EXP-2"]
+        led.record_call(cache_key="k", model="m", purpose="judge", status="cached")
+        led.record_call(cache_key="k", model="m", purpose="judge", status="ok", response="r")
+        assert led.cache_hits() == 1
 
 
 def test_wal_mode(tmp_path: Path) -> None:
@@ -126,10 +254,11 @@ def test_a_file_that_is_not_a_database_gets_a_clear_error(tmp_path: Path) -> Non
 
 
 def _ledger_at(path: Path, version: int) -> None:
-    """A ledger built by an older orf: only the first ``version`` migrations applied."""
+    """A ledger built by an older orf: only the first ``version`` migrations applied, known by
+    number (``PRAGMA user_version``), no ``_migrations`` table."""
     with sqlite3.connect(path) as db:
-        for script in MIGRATIONS[:version]:
-            db.executescript(script)
+        for step in MIGRATIONS[:version]:
+            step(db, "")
         db.execute(f"PRAGMA user_version = {version}")
 
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _lesson_helpers import CWD, ask, bash, claude_log, mined_drafts, say, tool
+from _lesson_helpers import CWD, ask, bash, claude_log, mined_drafts, say, scan_log, tool
 
-from pipeline.config import Settings
 from pipeline.lessons.build import build_lesson
 from pipeline.stages.quality import quality_problems
-from pipeline.stages.scan import scan_source
 from pipeline.stages.view import StoreContext, build_view
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -78,8 +76,7 @@ def test_edit_naming_only_its_new_text_takes_the_replaced_text_from_the_read() -
 
 def test_gemini_view_shows_the_edit_and_the_reason(tmp_path: Path) -> None:
     log = _date_log(tmp_path)
-    res = scan_source(str(log), "claude-code", False,
-                      {"detect": Settings().detect.model_dump(), "min_wasted_steps": 1})
+    res = scan_log(log)
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None and sess.findings
     lesson, why = build_lesson(sess.trajectory, sess.findings[0])

@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _lesson_helpers import CWD, bash, claude_log, tool
+from _lesson_helpers import CWD, bash, claude_log, scan_log, tool
 from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, open_ledger  # noqa: F401
 
 from pipeline.config import Settings
-from pipeline.stages.draft import draft
-from pipeline.stages.judge import judge
-from pipeline.stages.scan import scan_source
 from pipeline.testing.fake_gemini import FakeGemini
 
 OLD = "    total = sum(item.price for item in self.items)"
@@ -36,13 +33,13 @@ def _failed_edit_session(tmp_path: Path) -> Path:
 def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_difference(
         fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     log = _failed_edit_session(tmp_path)
-    res = scan_source(str(log), "claude-code", False, {"detect": Settings().detect.model_dump()})
+    res = scan_log(log)
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
-        verdict = judge(sess.trajectory, sess.findings, backend)
-        result = draft(sess.trajectory, sess.findings, verdict, backend, STORE)
+        verdict = backend.judge(sess.trajectory, sess.findings)
+        result = backend.draft(sess.trajectory, sess.findings, verdict, STORE)
     drafts = [json.loads(r.text) for r in fake.requests if r.path.endswith(":generateContent")
               and "drafts" in r.json["generationConfig"]["responseJsonSchema"]["properties"]]
     assert len(drafts) == 1
@@ -59,7 +56,7 @@ def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_differen
     assert "/Users/" not in prompt
     # The reply built from that lesson passes validation and names the lesson's class.
     assert len(result.drafts) == 1 and result.failures == []
-    assert result.drafts[0].provenance["lesson"]["class"] == "edit_not_found"
+    assert result.drafts[0].provenance.wire()["lesson"]["class"] == "edit_not_found"
 
 
 def test_a_generic_principle_or_a_path_without_commands_is_sent_back(
@@ -68,7 +65,7 @@ def test_a_generic_principle_or_a_path_without_commands_is_sent_back(
     from pipeline.stages.draft import lesson_findings, parse_draft_reply
 
     log = _failed_edit_session(tmp_path)
-    res = scan_source(str(log), "claude-code", False, {"detect": Settings().detect.model_dump()})
+    res = scan_log(log)
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None
     chosen, lessons, _ = lesson_findings(sess.trajectory, sess.findings, 3)
@@ -85,7 +82,7 @@ def test_a_generic_principle_or_a_path_without_commands_is_sent_back(
     def reply(**changes: str) -> str | None:
         text = json.dumps({"drafts": [{**good, **changes}]})
         return parse_draft_reply(LLMReply(text=text), sess.trajectory, chosen, None,  # type: ignore[arg-type]
-                                 backend, lessons)[1]
+                                 backend, lessons, settings=Settings())[1]
 
     assert reply() is None
     generic = reply(insight="Re-running an unchanged command cannot produce a different "

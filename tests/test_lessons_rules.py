@@ -238,7 +238,8 @@ def test_same_class_with_another_cause_is_another_lesson(tmp_path: Path) -> None
                                   "then rerun it")
     assert pathed[0].title == ("Put the package's directory on the import path "
                                "(`PYTHONPATH=src`) instead of rerunning")
-    assert installed[0].provenance["signatures"][1] != pathed[0].provenance["signatures"][1]
+    assert installed[0].provenance.wire()["signatures"][1] != \
+        pathed[0].provenance.wire()["signatures"][1]
 
 
 def test_a_refusal_the_log_shows_no_answer_to_teaches_nothing(tmp_path: Path) -> None:

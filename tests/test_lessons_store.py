@@ -76,7 +76,7 @@ def test_no_two_playbooks_in_the_store_share_a_normalized_title(tmp_path: Path) 
 
 def test_a_draft_failing_the_gate_is_dropped_with_the_reason_in_summary_and_ledger(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.stages import draft as draft_mod
+    from pipeline.stages import heuristic_draft as draft_mod
 
     real = draft_mod.draft_from_lesson
 

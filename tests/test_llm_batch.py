@@ -17,7 +17,7 @@ from _llm_helpers import (  # noqa: F401
 )
 
 from pipeline.llm import batch as batch_mod
-from pipeline.stages.llm_run import analyze_many
+from pipeline.run_events import BatchPolled, Counted
 from pipeline.testing.fake_gemini import FakeGemini, invalid_json
 
 
@@ -31,10 +31,10 @@ def items(n: int = 4) -> list[tuple[Any, Any]]:
 
 def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     fake.batch_polls_until_done = 3
-    seen: list[str] = []
+    seen: list[Counted] = []
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items(), gemini_backend(fake, ledger), STORE, batch=True,
-                               progress=lambda what, done, total: seen.append(what))
+        results = gemini_backend(fake, ledger).analyze_sessions(
+            items(), STORE, batch=True, progress=seen.append)
         rows = ledger.db.execute("SELECT batch, cost_usd, status FROM llm_calls").fetchall()
         jobs = ledger.db.execute("SELECT state FROM batch_jobs").fetchall()
     assert fake.count(":batchGenerateContent") == 1
@@ -43,9 +43,12 @@ def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> No
     assert all(len(r.drafts) == 1 and r.verdict.decided_by.startswith("gemini:") for r in results)
     assert len(rows) == 8 and all(r[0] == 1 and r[2] == "ok" for r in rows)
     assert [j[0] for j in jobs] == ["collected"]
-    assert any("running" in s for s in seen) and any("succeeded" in s for s in seen)
+    states = [e.state for e in seen if isinstance(e, BatchPolled)]
+    assert states[0] == "running" and states[-1] == "succeeded"
+    job = next(e.job for e in seen if isinstance(e, BatchPolled))
+    assert all(e.job == job and e.total == 8 for e in seen if isinstance(e, BatchPolled))
     with open_ledger(tmp_path) as ledger:
-        analyze_many(items(), gemini_backend(fake, ledger), STORE, batch=True)
+        gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True)
     assert fake.model_calls == 1  # rerun: everything from the ledger
 
 
@@ -54,7 +57,7 @@ def test_large_batch_goes_through_file_upload(
 ) -> None:
     monkeypatch.setattr(batch_mod, "INLINE_LIMIT_BYTES", 1000)
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items(3), gemini_backend(fake, ledger), STORE, batch=True)
+        results = gemini_backend(fake, ledger).analyze_sessions(items(3), STORE, batch=True)
     assert fake.count("/upload/v1/files") == 1
     assert fake.count(":batchGenerateContent") == 1
     assert fake.count(":download") == 1
@@ -66,7 +69,7 @@ def test_large_batch_goes_through_file_upload(
 def test_repairs_go_in_a_second_job(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     fake.enqueue(invalid_json())  # the first request of the first job
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items(2), gemini_backend(fake, ledger), STORE, batch=True)
+        results = gemini_backend(fake, ledger).analyze_sessions(items(2), STORE, batch=True)
     assert fake.count(":batchGenerateContent") == 2
     assert all(r.verdict.unscored_reason is None for r in results)
     assert all(len(r.drafts) == 1 for r in results)
@@ -81,19 +84,19 @@ def test_resume_after_interrupt_picks_the_stored_job(
 ) -> None:
     fake.batch_polls_until_done = 3
 
-    def stop_while_running(what: str, done: int, total: int) -> None:
-        if "running" in what:
+    def stop_while_running(event: Counted) -> None:
+        if isinstance(event, BatchPolled) and event.state == "running":
             raise Interrupted
 
     with open_ledger(tmp_path) as ledger:
         with pytest.raises(Interrupted):
-            analyze_many(items(), gemini_backend(fake, ledger), STORE, batch=True,
-                         progress=stop_while_running)
+            gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True,
+                                                          progress=stop_while_running)
         assert ledger.open_batch_job(gemini_backend(fake, None).model) is not None
     assert fake.count(":batchGenerateContent") == 1
     # A new process: fresh ledger connection and fresh SDK client.
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items(), gemini_backend(fake, ledger), STORE, batch=True)
+        results = gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True)
         assert ledger.open_batch_job(gemini_backend(fake, None).model) is None
     assert fake.count(":batchGenerateContent") == 1  # not submitted again
     assert all(len(r.drafts) == 1 for r in results)
@@ -106,6 +109,6 @@ def test_failed_job_records_reasons(fake: FakeGemini, tmp_path: Path,  # noqa: F
 
     monkeypatch.setattr(batch_mod, "collect", failing)
     with open_ledger(tmp_path) as ledger:
-        results = analyze_many(items(1), gemini_backend(fake, ledger), STORE, batch=True)
+        results = gemini_backend(fake, ledger).analyze_sessions(items(1), STORE, batch=True)
     assert results[0].verdict.unscored_reason is not None
     assert "JOB_STATE_FAILED" in results[0].failures[-1]

@@ -8,9 +8,9 @@ from tenacity import Retrying
 
 from pipeline.config import Settings
 from pipeline.errors import BackendError, MissingApiKey
-from pipeline.llm.backend import get_backend
 from pipeline.llm.cost import cost_usd, price_for
-from pipeline.llm.retry import model_retry_config, retry_delay_hint, should_retry
+from pipeline.llm.gemini_wire import model_retry_config, retry_delay_hint, should_retry
+from pipeline.llm.registry import get_backend
 
 
 def api_error(code: int, details: list | None = None) -> errors.APIError:
@@ -45,6 +45,19 @@ def test_retry_info_delay_is_read_from_429() -> None:
                            "retryDelay": "17s"}])
     assert retry_delay_hint(exc) == 17.0
     assert retry_delay_hint(api_error(429)) is None
+
+
+def test_gemini_provider_says_which_errors_retry_and_how_long_to_wait() -> None:
+    from pipeline.llm.gemini import GeminiProvider
+
+    provider = GeminiProvider(Settings(), client=object())
+    hint = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}]
+    assert provider.retry_delay(api_error(429, hint)) == 17.0
+    assert provider.retry_delay(api_error(503)) == 0.0  # the default backoff
+    assert provider.retry_delay(httpx.ReadTimeout("slow")) == 0.0
+    assert provider.retry_delay(api_error(400)) is None
+    assert provider.describe(api_error(429)) == "HTTP 429: x"
+    assert provider.describe(TimeoutError("read timed out")) == "TimeoutError: read timed out"
 
 
 def test_retry_config_honours_hint_and_bounds_attempts(fast_retry_waits: list[float]) -> None:  # noqa: F811

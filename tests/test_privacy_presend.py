@@ -13,7 +13,7 @@ from _llm_helpers import fake, fast_retry_waits, gemini_backend, open_ledger  # 
 
 from pipeline.llm import batch as batch_mod
 from pipeline.llm.backend import LLMRequest
-from pipeline.llm.gemini import refusal
+from pipeline.llm.service import refusal
 from pipeline.testing.fake_gemini import FakeGemini
 
 SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
@@ -59,7 +59,8 @@ def test_batch_request_with_a_credential_is_refused_and_recorded(
     with open_ledger(tmp_path) as ledger:
         backend = gemini_backend(fake, ledger)
         replies = batch_mod.run_batch(backend, [
-            _request("bad", f"token {TOKEN}"), _request("good", "nothing secret here")])
+            _request("bad", f"token {TOKEN}"), _request("good", "nothing secret here")],
+            max_attempts=backend.settings.max_attempts)
         rows = dict(ledger.db.execute("SELECT cache_key, error FROM llm_calls").fetchall())
     assert replies[0].error == "refused: credential-shaped string (github-token) in request"
     assert replies[1].error is None

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from pipeline.cli import main
 from pipeline.ledger import Ledger
 from pipeline.orf import Store, validate_store
-from pipeline.review import list_candidates, reject, rejected_wasted
+from pipeline.review import list_candidates, reject
 from pipeline.stages.dedupe import Decision
 from pipeline.stages.write import WriteItem, reconcile, write_candidates
 
@@ -67,7 +67,7 @@ def test_reject_removes_file_and_index_line_and_is_remembered(tmp_path: Path) ->
     assert not (store.root / first.path).exists()
     assert first.exp_id not in (store.root / "INDEX.md").read_text()
     assert validate_store(store.root) == []
-    assert rejected_wasted(ledger, "b2:s1") == 3
+    assert ledger.rejected_wasted("b2:s1") == 3
     assert [c.exp_id for c in list_candidates(store, ledger)] != [first.exp_id]
     bad = CliRunner().invoke(main, ["review", "--store", str(store.root), "--ledger",
                                     str(ledger.path), "--reject", "EXP-20990101-0001"])

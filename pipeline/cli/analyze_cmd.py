@@ -8,16 +8,9 @@ from pathlib import Path
 import click
 import orjson
 
-from .app import (
-    EXIT_CODES_HELP,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    concurrency_option,
-    main,
-    settings_from,
-    store_option,
-)
+from ..exit_codes import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from .app import EXIT_CODES_HELP, MODEL_HELP, concurrency_option, main, settings_from, store_option
+from .backends import BackendChoice, backend_help
 from .checks import check_format, no_sessions_line, report_skipped, require_store
 
 
@@ -28,12 +21,13 @@ from .checks import check_format, no_sessions_line, report_skipped, require_stor
 @click.option("--draft", is_flag=True, help="Also judge and draft playbooks (writes nothing).")
 @click.option(
     "--backend",
-    type=click.Choice(["gemini", "heuristic"]),
+    type=BackendChoice(),
     envvar="ORF_BACKEND",
     default=None,
-    help="LLM backend for --draft (default gemini when a key is set, else heuristic).",
+    help=backend_help("LLM backend for --draft (default gemini when a key is set, else "
+                      "heuristic)"),
 )
-@click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Also write an HTML timeline of the sessions to this file.")
 @click.option("--output-max-chars", type=int, default=None,
@@ -87,8 +81,9 @@ def analyze(
     issues: list = []  # type: ignore[type-arg]
     skipped: list[Skipped] = []
     reports = []
+    # Only the JSON and HTML reports show repeated steps: the scan marks them for those.
     for report in analyze_paths(paths, settings, issues, fmt=fmt, draft=draft,
-                                skipped=skipped):
+                                skipped=skipped, repeats=as_json or html_path is not None):
         reports.append(report)
         if as_json:
             sys.stdout.buffer.write(orjson.dumps(session_json(report, with_drafts=draft)) + b"\n")

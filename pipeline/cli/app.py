@@ -14,12 +14,11 @@ import click
 from .. import __version__
 from ..config import Settings, load_settings
 from ..errors import OrfError
+from ..exit_codes import EXIT_ERROR, EXIT_INTERRUPTED
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-EXIT_PARTIAL = 3
-EXIT_INTERRUPTED = 130
+MODEL_HELP = ("Model for judge and draft: Gemini's (default ORF_MODEL) with the gemini backend, "
+              "the server's (default ORF_OPENAI_MODEL) with openai-compatible.")
+"""``--model`` help of every command that takes it."""
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -112,5 +111,9 @@ def json_option(f: F) -> F:
 
 
 def settings_from(**overrides: Any) -> Settings:
-    """Load settings with the given flag values layered on top (None = not given)."""
-    return load_settings(overrides)
+    """Load settings with the given flag values layered on top (None = not given).
+
+    ``model`` (``--model``) names the model of the backend in use (``Settings.with_model``).
+    """
+    model = overrides.pop("model", None)
+    return load_settings(overrides).with_model(model)

@@ -9,17 +9,11 @@ from typing import Any
 import click
 import orjson
 
-from .app import (
-    EXIT_CODES_HELP,
-    EXIT_ERROR,
-    EXIT_OK,
-    EXIT_PARTIAL,
-    json_option,
-    main,
-    settings_from,
-)
+from ..exit_codes import EXIT_ERROR, EXIT_OK, EXIT_PARTIAL
+from .app import EXIT_CODES_HELP, MODEL_HELP, json_option, main, settings_from
+from .backends import BackendChoice, backend_help
 
-BACKENDS = click.Choice(["heuristic", "gemini"])
+BACKENDS = BackendChoice()
 EVAL_FILES = ("report.json", "results.json", "reward.txt", "result.json")
 """Names of the evaluation files that live beside trajectories (skipped quietly)."""
 
@@ -38,7 +32,7 @@ def eval_group() -> None:
 
 def _backend(name: str, model: str | None, ledger: Path | None) -> Any:
     from ..ledger import Ledger
-    from ..llm.backend import get_backend
+    from ..llm.registry import get_backend
 
     settings = settings_from(backend=name, model=model)
     # No ledger unless asked: an evaluation must not fill the user's cache with its runs.
@@ -49,14 +43,14 @@ def _backend(name: str, model: str | None, ledger: Path | None) -> Any:
 @click.argument("labels", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--backend", type=BACKENDS, default="heuristic", show_default=True,
-              help="Judge to measure.")
+              help=backend_help("Judge to measure"))
 @click.option("--compare", type=BACKENDS, default=None,
               help="Also measure this backend on the same sessions.")
 @click.option("--swebench-reports", "reports", type=click.Path(exists=True, file_okay=False,
               path_type=Path), default=None,
               help="Folder of SWE-bench report.json / Multi-SWE-bench results.json files: "
                    "their resolved flags are labels too.")
-@click.option("--model", envvar="ORF_MODEL", default=None, help="Gemini model (env ORF_MODEL).")
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Cache gemini calls in this SQLite ledger (default: none).")
 @click.option("--verbose", "-v", is_flag=True, help="Also list every session with its verdict.")

@@ -8,7 +8,8 @@ from pathlib import Path
 import click
 
 from ..errors import StoreError
-from .app import EXIT_CODES_HELP, EXIT_ERROR, main, store_option
+from ..exit_codes import EXIT_ERROR
+from .app import EXIT_CODES_HELP, main, store_option
 from .search_cmd import open_store
 
 

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import datetime
-import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 import orjson
 
+from ..exit_codes import EXIT_OK
 from ..fsutil import lock_path
+from ..run_events import (
+    BatchPolled,
+    DefaultLocations,
+    Event,
+    FindingsFound,
+    LLMUsage,
+    Progress,
+    SourcesFound,
+    Written,
+)
 from .app import (
     EXIT_CODES_HELP,
-    EXIT_OK,
+    MODEL_HELP,
     concurrency_option,
     json_option,
     ledger_option,
@@ -21,6 +33,7 @@ from .app import (
     settings_from,
     store_option,
 )
+from .backends import BackendChoice, backend_help
 from .checks import (
     check_format,
     no_sessions_line,
@@ -44,27 +57,53 @@ def _print_json(data: object) -> None:
     click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2, default=str).decode())
 
 
+def _default_locations_line(e: DefaultLocations) -> str:
+    if e.found:
+        return "default locations: " + ", ".join(map(str, e.found))
+    return "default locations: none found (looked for " + ", ".join(e.patterns) + ")"
+
+
+def _counter(e: Progress | BatchPolled) -> tuple[str, str]:
+    """``(what is counted, line)``: deciles are kept per counter (a job's state starts anew)."""
+    if isinstance(e, BatchPolled):
+        key = f"batch {e.job} {e.state}"
+        return key, f"{key}: {e.done}/{e.total}"
+    if e.stage == "scanned":
+        return e.stage, f"scanned {e.done}/{e.total} sources"
+    return e.stage, f"{e.stage}: {e.done}/{e.total}"
+
+
+_LINES: dict[type, Callable[[Any], str]] = {
+    DefaultLocations: _default_locations_line,
+    SourcesFound: lambda e: f"sessions: {e.seen} seen, {e.todo} new or changed, "
+                            f"{e.unchanged} unchanged",
+    FindingsFound: lambda e: f"findings: {e.findings} ({e.wasted_steps} wasted steps)",
+    LLMUsage: lambda e: f"llm: {e.calls} calls, {e.tokens_in} in / {e.tokens_out} out tokens, "
+                        f"${e.cost_usd:.4f} so far",
+    Written: lambda e: f"{e.outcome}: {e.exp_id or e.error}",
+}
+"""How each event of a run reads on stderr (``Progress``/``BatchPolled`` counters: ``_counter``)."""
+
+
 class _Progress:
-    """Progress lines on stderr.
+    """Renders a run's events on stderr, one ``orf: ...`` line each.
 
     Counters redraw in place on a terminal; in a log file (cron, CI) they show up every 10%
     rather than once per item.
     """
-
-    _COUNTER = re.compile(r"^(?P<what>.*?)(?P<n>\d+)/(?P<total>\d+)(?P<rest>.*)$")
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
         self.open_line = False
         self.last_decile: dict[str, int] = {}
 
-    def __call__(self, line: str) -> None:
-        match = self._COUNTER.match(line)
-        if match is None:
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, (Progress, BatchPolled)):
             self._end_line()
-            click.echo(f"orf: {line}", err=True)
+            click.echo(f"orf: {_LINES[type(event)](event)}", err=True)
             return
-        n, total = int(match["n"]), max(1, int(match["total"]))
+        key, line = _counter(event)
+        n, total = event.done, max(1, event.total)
         if self.tty:
             click.echo(f"\rorf: {line}\x1b[K", err=True, nl=False)
             self.open_line = n < total
@@ -72,7 +111,6 @@ class _Progress:
                 click.echo("", err=True)
             return
         decile = n * 10 // total
-        key = match["what"]
         if decile > self.last_decile.get(key, -1) or n == total:
             self.last_decile[key] = decile
             click.echo(f"orf: {line}", err=True)
@@ -87,9 +125,10 @@ class _Progress:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @store_option
 @ledger_option
-@click.option("--backend", type=click.Choice(["gemini", "heuristic"]), default=None,
-              help="LLM backend (default gemini when a key is set, else heuristic).")
-@click.option("--model", default=None, help="Gemini model for judge and draft.")
+@click.option("--backend", type=BackendChoice(), default=None,
+              help=backend_help("LLM backend (default gemini when a key is set, else "
+                                "heuristic)"))
+@click.option("--model", default=None, help=MODEL_HELP)
 @click.option("--batch", is_flag=True, help="Send judge/draft requests as one Gemini batch job "
               "(half price, slower).")
 @click.option("--jobs", type=click.IntRange(min=1), default=None,

@@ -11,8 +11,9 @@ import orjson
 from ..agents import views
 from ..agents.search import SearchIndex
 from ..errors import StoreError
+from ..exit_codes import EXIT_USAGE
 from ..orf import Store
-from .app import EXIT_CODES_HELP, EXIT_USAGE, json_option, main, settings_from, store_option
+from .app import EXIT_CODES_HELP, json_option, main, settings_from, store_option
 
 
 def open_store(store: Path | None) -> Store:

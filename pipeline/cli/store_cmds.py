@@ -11,8 +11,9 @@ import orjson
 import yaml
 
 from ..agents.views import frontmatter_rows
+from ..exit_codes import EXIT_ERROR
 from ..orf import Store, check_domain, validate_store
-from .app import EXIT_CODES_HELP, EXIT_ERROR, json_option, main, settings_from, store_option
+from .app import EXIT_CODES_HELP, json_option, main, settings_from, store_option
 from .checks import require_store
 
 # The reference script's default, so agents driving `create-experience` the ORF way still work.

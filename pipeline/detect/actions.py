@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..hashing import content_hash
 from ..model import Step, Trajectory
@@ -820,27 +820,24 @@ def runs_tests(step: Step, info: Info) -> bool:
             and _TEST_WORDS.search(command) is not None)
 
 
-_last: tuple[Trajectory, int, object, list[Info]] | None = None
-
-
 def analyze(traj: Trajectory) -> list[Info]:
     """Classify every step and attach state tokens before and after it (one linear pass).
 
-    The last analysis is kept: ``detect_all`` then ``annotate_repeats`` on one session (what
-    every caller does) classify its steps once. A session whose steps changed is analyzed
-    again.
+    The analysis is kept on the trajectory (``Trajectory.analysis``): the scan's detection,
+    the repeat annotation, the judge's signals and the lesson builder classify its steps once,
+    in the scan worker, and the analysis crosses the process pool with the trajectory. A
+    session whose steps changed is analyzed again.
     """
-    global _last
     last_step = traj.steps[-1] if traj.steps else None
-    if _last is not None and _last[0] is traj and _last[1] == len(traj.steps) and (
-            _last[2] is last_step):
-        return _last[3]
+    kept = traj.analysis
+    if kept is not None and kept[0] == len(traj.steps) and kept[1] is last_step:
+        return cast(list[Info], kept[2])
     token = shell.SESSION_ROOT.set(shell.session_root_of(traj.extra.get("cwd")))
     try:
         infos = _analyze(traj)
     finally:
         shell.SESSION_ROOT.reset(token)
-    _last = (traj, len(traj.steps), last_step, infos)
+    traj.analysis = (len(traj.steps), last_step, infos)
     return infos
 
 

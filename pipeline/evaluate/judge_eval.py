@@ -8,16 +8,15 @@ the reliabilities in ``pipeline.stages.judge_signals.SIGNALS`` are measured.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..analyze import iter_trajectories
 from ..config import Settings
 from ..detect import detect_all
-from ..model import ParseIssue, Verdict
-from ..stages.judge import judge
+from ..model import Finding, ParseIssue, Trajectory, Verdict
 from ..stages.judge_signals import RANK
 from .labels import LabelIndex
 from .metrics import ROW_HEAD, Tally, confusion_lines, fmt, tally_row
@@ -86,6 +85,39 @@ class Evaluation:
         }
 
 
+class LazyFindings(Sequence[Finding]):
+    """A run's findings, detected on first use.
+
+    Only a model's judging prompt reads them (their wasted steps); the heuristic judge never
+    does, so an offline evaluation skips detection entirely, as it did before the backends
+    shared one judge call.
+    """
+
+    def __init__(self, traj: Trajectory, settings: Settings) -> None:
+        self.traj, self.settings = traj, settings
+        self._found: list[Finding] | None = None
+
+    def _all(self) -> list[Finding]:
+        if self._found is None:
+            self._found = detect_all(self.traj, self.settings.detect)
+        return self._found
+
+    @overload
+    def __getitem__(self, index: int) -> Finding: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Finding]: ...
+
+    def __getitem__(self, index: int | slice) -> Finding | Sequence[Finding]:
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self._all())
+
+
 def evaluate(paths: Iterable[Path], index: LabelIndex, backend: Backend, settings: Settings,
              issues: list[ParseIssue]) -> Evaluation:
     """Judge every labelled session under ``paths`` with ``backend``.
@@ -105,8 +137,7 @@ def evaluate(paths: Iterable[Path], index: LabelIndex, backend: Backend, setting
         label = index.match(traj)
         if label is None:
             continue
-        findings = detect_all(traj, settings.detect) if backend.uses_model else []
-        verdict = judge(traj, findings, backend)
+        verdict = backend.judge(traj, LazyFindings(traj, settings))
         out.add(JudgedRun(traj.id, traj.source.format, traj.source.path, label.outcome,
                           verdict))
     return out

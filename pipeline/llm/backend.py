@@ -1,9 +1,11 @@
-"""The one interface judge and draft talk to, and a name registry of backends.
+"""The one interface judge and draft talk to (the registry of names is ``llm.registry``).
 
-A backend answers ``LLMRequest`` objects with ``LLMReply`` objects. The stages build requests
-first and parse replies later, so the same code path serves one online call, a bounded pool of
-calls, and one Gemini Batch Mode job. The ``heuristic`` backend answers no requests at all: the
-stages see ``uses_model == False`` and build their results from the log and the findings.
+The stages call a backend's judge and draft entry points (``judge``, ``draft``,
+``analyze_sessions``, ``duplicate_judge``) and never ask which kind it is: the heuristic backend
+answers them with the rule-based code, a model backend by building ``LLMRequest`` objects and
+parsing ``LLMReply`` objects. Requests are built first and parsed later, so the same code path
+serves one online call, a bounded pool of calls, and one Gemini Batch Mode job. Each backend
+holds the ``Settings`` it was built with and passes them to the stage code explicitly.
 """
 
 from __future__ import annotations
@@ -12,16 +14,23 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
-
-from ..errors import BackendError, MissingApiKey
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..ledger import Ledger
+    from ..model import Draft, Finding, Trajectory, Verdict
+    from ..run_events import Counted
+    from ..stages.results import DraftResult, SessionResult
+    from ..stages.view import StoreContext
 
-Progress = Callable[[str, int, int], None]
-"""Progress callback: ``(what, done, total)``."""
+Progress = Callable[["Counted"], None]
+"""Progress callback: a ``run_events.Progress`` counter or a ``BatchPolled`` job state."""
+
+
+class DuplicateJudge(Protocol):
+    """Settles dedupe's uncertain band (``known`` is a ``stages.dedupe.Known``)."""
+
+    def decide_duplicate(self, draft: Draft, known: Any) -> str | None:
+        """``duplicate``, ``related`` or ``new``; None: no opinion."""
 
 
 @dataclass(frozen=True)
@@ -76,8 +85,6 @@ class Backend(ABC):
     """Registry name."""
     model: str | None = None
     """Model used, when the backend calls one."""
-    uses_model: bool = True
-    """False for backends that build results without any request (heuristic)."""
 
     @property
     def decided_by(self) -> str:
@@ -103,6 +110,8 @@ class Backend(ABC):
         """Answer several requests, in order: a bounded pool of online calls by default."""
         if not requests:
             return []
+        from ..run_events import Progress as Counter
+
         done = 0
         out: list[LLMReply | None] = [None] * len(requests)
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -111,69 +120,30 @@ class Backend(ABC):
                 out[index] = future.result()
                 done += 1
                 if progress is not None:
-                    progress("llm", done, len(requests))
+                    progress(Counter("llm", done, len(requests)))
         return [r for r in out if r is not None]
 
+    @abstractmethod
+    def judge(self, traj: Trajectory, findings: Sequence[Finding]) -> Verdict:
+        """How one run ended: a deciding log signal first, else the backend's own judgement."""
 
-BackendFactory = Callable[["Settings", "Ledger | None", Any], Backend]
+    @abstractmethod
+    def draft(self, traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+              store: StoreContext) -> DraftResult:
+        """Up to ``max_drafts_per_session`` candidate playbooks for one session."""
 
-BACKENDS: dict[str, BackendFactory] = {}
+    @abstractmethod
+    def analyze_sessions(
+        self,
+        items: Sequence[tuple[Trajectory, list[Finding]]],
+        store: StoreContext,
+        *,
+        concurrency: int = 4,
+        batch: bool = False,
+        progress: Progress | None = None,
+    ) -> list[SessionResult]:
+        """Judge and draft several sessions, results in input order."""
 
-
-def register_backend(name: str) -> Callable[[BackendFactory], BackendFactory]:
-    """Register a backend factory under ``name`` (``@register_backend("gemini")``)."""
-
-    def deco(factory: BackendFactory) -> BackendFactory:
-        BACKENDS[name] = factory
-        return factory
-
-    return deco
-
-
-def pip_dependency_error(feature: str, package: str) -> BackendError:
-    """The error raised when an optional SDK is missing."""
-    return BackendError(f"{feature} needs the {package!r} package - run: pip install {package}")
-
-
-@register_backend("heuristic")
-def _heuristic(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
-    from .heuristic import HeuristicBackend
-
-    return HeuristicBackend(settings)
-
-
-@register_backend("gemini")
-def _gemini(settings: Settings, ledger: Ledger | None, client: Any) -> Backend:
-    # Import lazily: the offline backend must work without the SDK installed.
-    try:
-        import google.genai  # noqa: F401
-    except ImportError as exc:
-        raise pip_dependency_error("The gemini backend", "google-genai") from exc
-    from .gemini import GeminiBackend, has_credentials
-
-    if client is None and not has_credentials():
-        raise MissingApiKey(
-            "No Gemini API key found - set GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI "
-            "settings), or use --backend heuristic to run offline"
-        )
-    return GeminiBackend(settings, ledger, client=client)
-
-
-def get_backend(settings: Settings, ledger: Ledger | None = None, *, client: Any = None) -> Backend:
-    """The backend named by ``settings.resolved_backend()``.
-
-    Args:
-        settings: Run settings (backend, model, timeouts, prices).
-        ledger: Where calls are recorded and cached; None keeps an in-memory cache only.
-        client: A ready ``google.genai.Client`` (tests point it at the fake server).
-
-    Raises:
-        MissingApiKey: gemini was asked for and no key is set.
-        BackendError: unknown backend name, or the SDK is not installed.
-    """
-    name = settings.resolved_backend()
-    factory = BACKENDS.get(name)
-    if factory is None:
-        known = ", ".join(sorted(BACKENDS))
-        raise BackendError(f"unknown backend {name!r} - use one of: {known}")
-    return factory(settings, ledger, client)
+    def duplicate_judge(self) -> DuplicateJudge | None:
+        """What settles dedupe's uncertain band; None keeps the similarity answer."""
+        return None

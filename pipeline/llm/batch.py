@@ -13,17 +13,40 @@ import json
 import os
 import tempfile
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from google.genai import types
 from tenacity import Retrying
 
+from ..ledger import Ledger
+from ..run_events import BatchPolled
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
-from .gemini import envelope_from_dict, envelope_from_response, refusal
+from .gemini_wire import envelope_from_dict, envelope_from_response, model_retry_config
+from .provider import Envelope
+from .service import refusal
 
-if TYPE_CHECKING:
-    from .gemini import GeminiBackend
+
+class BatchHost(Protocol):
+    """What Batch Mode needs of the gemini backend (``pipeline.llm.gemini.GeminiBackend``)."""
+
+    model: str | None
+    ledger: Ledger | None
+
+    @property
+    def client(self) -> Any:
+        """The google-genai client."""
+
+    def lookup(self, request: LLMRequest) -> LLMReply | None:
+        """The cached reply, if any (recorded as ``cached``)."""
+
+    def store(self, request: LLMRequest, envelope: Envelope, *, latency_ms: int = 0,
+              batch: bool = False) -> LLMReply:
+        """Record a fresh answer."""
+
+    def record_failure(self, request: LLMRequest, error: str, *, latency_ms: int = 0,
+                       batch: bool = False) -> LLMReply:
+        """Record a call without answer."""
 
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024
 """Inline batch requests must stay under 20 MB; larger runs upload a JSONL file."""
@@ -62,23 +85,23 @@ def _inline(request: LLMRequest) -> types.InlinedRequest:
     )
 
 
-def _with_retries(backend: GeminiBackend, fn: Any, **kwargs: Any) -> Any:
-    for attempt in Retrying(**retry.model_retry_config(backend.settings.max_attempts)):
+def _with_retries(max_attempts: int, fn: Any, **kwargs: Any) -> Any:
+    for attempt in Retrying(**model_retry_config(max_attempts)):
         with attempt:
             return fn(**kwargs)
     raise AssertionError("unreachable")  # pragma: no cover - Retrying re-raises
 
 
-def submit(backend: GeminiBackend, requests: list[LLMRequest],
+def submit(backend: BatchHost, requests: list[LLMRequest], max_attempts: int,
            inline_limit_bytes: int | None = None) -> str:
-    """Create the batch job for ``requests``; return its name."""
+    """Create the batch job for ``requests``; return its name (``max_attempts`` per call)."""
     limit = INLINE_LIMIT_BYTES if inline_limit_bytes is None else inline_limit_bytes
     client = backend.client
     lines = [json.dumps({"key": r.key, "request": rest_request(r)}) for r in requests]
     size = sum(len(line) + 1 for line in lines)
     config = types.CreateBatchJobConfig(display_name=f"orf-{int(time.time())}")
     if size < limit:
-        job = _with_retries(backend, client.batches.create, model=backend.model,
+        job = _with_retries(max_attempts, client.batches.create, model=backend.model,
                             src=[_inline(r) for r in requests], config=config)
         return str(job.name)
     fd, path = tempfile.mkstemp(prefix="orf-batch-", suffix=".jsonl")
@@ -86,17 +109,18 @@ def submit(backend: GeminiBackend, requests: list[LLMRequest],
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write("\n".join(lines) + "\n")
         uploaded = _with_retries(
-            backend, client.files.upload, file=path,
+            max_attempts, client.files.upload, file=path,
             config=types.UploadFileConfig(mime_type="jsonl", display_name="orf-batch"),
         )
     finally:
         os.unlink(path)
-    job = _with_retries(backend, client.batches.create, model=backend.model,
+    job = _with_retries(max_attempts, client.batches.create, model=backend.model,
                         src=str(uploaded.name), config=config)
     return str(job.name)
 
 
-def _results(backend: GeminiBackend, job: Any, keys: list[str]) -> dict[str, dict[str, Any]]:
+def _results(backend: BatchHost, job: Any, keys: list[str],
+             max_attempts: int) -> dict[str, dict[str, Any]]:
     """``key -> {"envelope": ...}`` or ``key -> {"error": ...}`` from a finished job."""
     out: dict[str, dict[str, Any]] = {}
     dest = job.dest
@@ -110,7 +134,7 @@ def _results(backend: GeminiBackend, job: Any, keys: list[str]) -> dict[str, dic
                 out[key] = {"envelope": envelope_from_response(item.response)}
         return out
     if dest is not None and dest.file_name:
-        data = _with_retries(backend, backend.client.files.download, file=dest.file_name)
+        data = _with_retries(max_attempts, backend.client.files.download, file=dest.file_name)
         for index, line in enumerate(bytes(data).decode("utf-8").splitlines()):
             if not line.strip():
                 continue
@@ -124,16 +148,19 @@ def _results(backend: GeminiBackend, job: Any, keys: list[str]) -> dict[str, dic
 
 
 def collect(
-    backend: GeminiBackend,
+    backend: BatchHost,
     name: str,
     keys: list[str],
     *,
+    max_attempts: int,
     progress: Progress | None = None,
     poll_initial_s: float = 5.0,
     poll_max_s: float = 60.0,
     timeout_s: float = 48 * 3600.0,
 ) -> dict[str, dict[str, Any]]:
     """Poll job ``name`` with backoff until it ends; return its results by key.
+
+    ``max_attempts`` bounds the tries of each API call (get, download).
 
     Raises:
         BatchJobFailed: the job failed, was cancelled or expired, or polling timed out.
@@ -142,12 +169,12 @@ def collect(
     delay = poll_initial_s
     deadline = time.monotonic() + timeout_s
     while True:
-        job = _with_retries(backend, backend.client.batches.get, name=name)
+        job = _with_retries(max_attempts, backend.client.batches.get, name=name)
         state = str(getattr(job.state, "name", job.state))
         stats = job.completion_stats
         done = int(getattr(stats, "successful_count", 0) or 0) if stats else 0
         if progress is not None:
-            progress(f"batch {name} {state.removeprefix('JOB_STATE_').lower()}", done, len(keys))
+            progress(BatchPolled(name, state.removeprefix("JOB_STATE_").lower(), done, len(keys)))
         if state in DONE_STATES:
             break
         if ledger is not None:
@@ -160,13 +187,14 @@ def collect(
         if ledger is not None:
             ledger.record_batch_job(name, str(backend.model), "failed", keys)
         raise BatchJobFailed(f"batch job {name} ended {state}: {job.error}")
-    return _results(backend, job, keys)
+    return _results(backend, job, keys, max_attempts)
 
 
 def run_batch(
-    backend: GeminiBackend,
+    backend: BatchHost,
     requests: list[LLMRequest],
     *,
+    max_attempts: int,
     progress: Progress | None = None,
     inline_limit_bytes: int | None = None,
     poll_initial_s: float = 5.0,
@@ -174,7 +202,8 @@ def run_batch(
     """Answer ``requests`` through the ledger and at most one new batch job.
 
     A job left open by an interrupted run for the same model is collected first; whatever is
-    still unanswered after that is submitted as one new job.
+    still unanswered after that is submitted as one new job. ``max_attempts`` bounds the
+    tries of each API call (submit, poll, download), as ``Settings.max_attempts`` does online.
     """
     replies: dict[int, LLMReply] = {}
     for index, request in enumerate(requests):
@@ -191,8 +220,8 @@ def run_batch(
 
     def absorb(name: str, keys: list[str]) -> None:
         try:
-            results = collect(backend, name, keys, progress=progress,
-                              poll_initial_s=poll_initial_s)
+            results = collect(backend, name, keys, max_attempts=max_attempts,
+                              progress=progress, poll_initial_s=poll_initial_s)
         except BatchJobFailed as exc:
             for key in keys:
                 if key in by_key and key not in fresh:
@@ -214,7 +243,7 @@ def run_batch(
         if row is not None:
             absorb(str(row["name"]), list(json.loads(row["request_keys"])))
     todo = [r for k, r in by_key.items() if k not in fresh]
-    for request in todo:  # the final scan of gemini.refusal: nothing credential-shaped is sent
+    for request in todo:  # the final scan of service.refusal: nothing credential-shaped is sent
         reason = refusal(request)
         if reason is not None:
             fresh[request.key] = backend.record_failure(request, reason, batch=True)
@@ -222,7 +251,7 @@ def run_batch(
     if todo:
         keys = [r.key for r in todo]
         try:
-            name = submit(backend, todo, inline_limit_bytes)
+            name = submit(backend, todo, max_attempts, inline_limit_bytes)
         except Exception as exc:  # noqa: BLE001 - the run goes on with reasons recorded
             for request in todo:
                 fresh[request.key] = backend.record_failure(

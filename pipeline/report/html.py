@@ -114,11 +114,7 @@ def _classes(report: SessionReport) -> tuple[dict[int, list[str]], dict[int, lis
             (wasted if sid in wasted_ids else first).setdefault(idx, []).append(f.kind)
         if f.resolution:
             resolving[f.resolution.step] = f.resolution.change
-    from ..detect import annotate_repeats
-
-    repeat_of = {r.step: r.repeat_of_source_id
-                 for r in annotate_repeats(report.trajectory, findings=report.findings)
-                 if not r.wasted}
+    repeat_of = {r.step: r.repeat_of_source_id for r in report.repeats if not r.wasted}
     return wasted, first, resolving, repeat_of
 
 

@@ -10,7 +10,6 @@ from dataclasses import asdict
 from typing import Any
 
 from ..analyze import SessionReport
-from ..detect.annotate import annotate_repeats
 from ..model import Finding
 from ..privacy import redact_value
 
@@ -50,7 +49,7 @@ def session_json(report: SessionReport, *, with_drafts: bool = False) -> dict[st
         "repeats": [
             {"source_id": r.source_id, "repeat_of": r.repeat_of_source_id,
              "first_of": r.first_of_source_id, "kind": r.kind, "wasted": r.wasted}
-            for r in annotate_repeats(t, findings=report.findings)
+            for r in report.repeats
         ],
         "wasted_tokens_total": sum(wasted_tokens) if wasted_tokens else None,
         "verdict": report.verdict.model_dump() if report.verdict else None,

@@ -9,10 +9,10 @@ Order of tests, cheapest and surest first:
    and character 4-grams (the classic near-duplicate measure, written here in plain Python
    because the corpora are a few hundred short texts);
 3. in the uncertain band (between ``dedupe_related`` and ``dedupe_duplicate``), the model gets
-   the last word on model backends (``duplicate_judge``: the backend's own
-   ``decide_duplicate(draft, known)`` when it has one, else one small structured request
-   through its ``generate``, cached in the ledger); the offline backend keeps the heuristic
-   answer ("related").
+   the last word on model backends (``duplicate_judge``: what the backend's own
+   ``duplicate_judge()`` returns, for a model backend one small structured request through its
+   ``generate``, cached in the ledger); the offline backend keeps the heuristic answer
+   ("related").
 
 Drafts of the same run are compared with each other too: the first of two look-alikes is new,
 the second a duplicate of it (``Decision.run_index`` points at it until it has an EXP id).
@@ -25,9 +25,14 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from ..model import Draft
+from ..provenance import Provenance
+
+if TYPE_CHECKING:
+    from ..llm.backend import Backend
+    from ..orf.records import Experience
 
 Outcome = Literal["new", "duplicate", "related"]
 
@@ -78,13 +83,11 @@ class DuplicateJudge(Protocol):
 
 def draft_signature(draft: Draft) -> str:
     """The finding signature a draft was made from (falls back to a hash of its title)."""
-    prov = draft.provenance or {}
-    sig = prov.get("signature")
-    if isinstance(sig, str) and sig:
-        return sig
-    sigs = prov.get("signatures")
-    if isinstance(sigs, list) and sigs and isinstance(sigs[0], str):
-        return sigs[0]
+    prov = draft.provenance
+    if prov.signature:
+        return prov.signature
+    if prov.signatures:
+        return prov.signatures[0]
     from ..hashing import value_hash  # local: only needed for provenance-less drafts
 
     return value_hash({"title": draft.title.strip().lower()})
@@ -92,12 +95,8 @@ def draft_signature(draft: Draft) -> str:
 
 def draft_signatures(draft: Draft) -> set[str]:
     """Every finding signature recorded in a draft's provenance."""
-    prov = draft.provenance or {}
-    out = {draft_signature(draft)}
-    sigs = prov.get("signatures")
-    if isinstance(sigs, list):
-        out.update(s for s in sigs if isinstance(s, str) and s)
-    return out
+    signatures = draft.provenance.signatures or []
+    return {draft_signature(draft), *(s for s in signatures if s)}
 
 
 _TITLE_NOISE = re.compile(r"[^a-z0-9]+")
@@ -113,25 +112,12 @@ def draft_text(draft: Draft) -> str:
     return "\n".join((draft.title, draft.description, draft.trap, draft.insight))
 
 
-def known_from_experience(exp: Any, extra_signatures: Iterable[str] = ()) -> Known:
-    """Build a ``Known`` from a store ``Experience`` (attribute names as ``create_experience``)."""
-    prov = getattr(exp, "provenance", None) or {}
-    sigs = set(extra_signatures)
-    if isinstance(prov, dict):
-        for key in ("signature", "signatures"):
-            value = prov.get(key)
-            if isinstance(value, str) and value:
-                sigs.add(value)
-            elif isinstance(value, list):
-                sigs.update(v for v in value if isinstance(v, str) and v)
-    return Known(
-        id=str(exp.id),
-        title=str(getattr(exp, "title", "") or ""),
-        description=str(getattr(exp, "description", "") or ""),
-        trap=str(getattr(exp, "trap", "") or ""),
-        insight=str(getattr(exp, "insight", "") or ""),
-        signatures=frozenset(sigs),
-    )
+def known_from_experience(exp: Experience, extra_signatures: Iterable[str] = ()) -> Known:
+    """Build a ``Known`` from a store ``Experience``."""
+    prov = Provenance.read(exp.provenance)
+    sigs = set(extra_signatures) | prov.all_signatures()
+    return Known(id=exp.id, title=exp.title, description=exp.description, trap=exp.trap,
+                 insight=exp.insight, signatures=frozenset(sigs))
 
 
 # ---- TF-IDF cosine ----
@@ -323,7 +309,7 @@ DECIDE_SCHEMA: dict[str, Any] = {
 class LlmDuplicateJudge:
     """``decide_duplicate`` through any model backend's ``generate`` (cached in the ledger)."""
 
-    def __init__(self, backend: Any) -> None:
+    def __init__(self, backend: Backend) -> None:
         self.backend = backend
 
     def decide_duplicate(self, draft: Draft, known: Known) -> str | None:
@@ -340,7 +326,7 @@ class LlmDuplicateJudge:
         )
         request = LLMRequest(
             key=self.backend.cache_key(DECIDE_SYSTEM, prompt, DECIDE_SCHEMA), purpose="dedupe",
-            session_id=str((draft.provenance or {}).get("sessions", [""])[0]),
+            session_id=(draft.provenance.session_ids() or [""])[0],
             system=DECIDE_SYSTEM, prompt=prompt, schema=DECIDE_SCHEMA, max_output_tokens=256,
         )
         reply = self.backend.generate(request)
@@ -354,12 +340,6 @@ class LlmDuplicateJudge:
         return decision if decision in ("duplicate", "related", "new") else None
 
 
-def duplicate_judge(backend: Any) -> object | None:
-    """The uncertain-band judge for ``backend``: its own hook, the LLM one, or None."""
-    if backend is None:
-        return None
-    if callable(getattr(backend, "decide_duplicate", None)):
-        return backend  # type: ignore[no-any-return]
-    if getattr(backend, "uses_model", False):
-        return LlmDuplicateJudge(backend)
-    return None
+def duplicate_judge(backend: Backend | None) -> DuplicateJudge | None:
+    """The uncertain-band judge of ``backend`` (None: no backend, or the offline one)."""
+    return backend.duplicate_judge() if backend is not None else None

@@ -3,11 +3,12 @@
 On the gemini backend the model sees the compact view (``view.py``) and answers with JSON that
 is validated against a schema derived from ``pipeline.model.Draft``. A reply that is empty,
 truncated, blocked, or fails validation is a failed attempt: it is retried once with a repair
-hint, then the session is recorded as undrafted with the reason, never guessed. On the
-heuristic backend drafts are built from the findings alone and marked so in provenance.
+hint, then the session is recorded as undrafted with the reason, never guessed. The heuristic
+backend builds drafts from the lessons alone (``heuristic_draft.py``), marked so in provenance.
 
 Requests are built first and parsed later (``draft_request`` / ``parse_draft_reply``), so
-Batch Mode can collect every request of a run before anything is sent.
+Batch Mode can collect every request of a run before anything is sent; the rounds of requests
+and repairs are ``llm_run``'s, the entry points the backend's (``Backend.draft``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from __future__ import annotations
 import copy
 import os
 import re
-from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -28,13 +28,14 @@ from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from ..privacy import redact
 from ..prompts import load_prompt
-from .heuristic_draft import draft_from_lesson
+from ..provenance import Provenance
 from .judge import REPAIR_HINT, verdict_from_log
+from .results import DraftResult
 from .view import StoreContext, build_view
 
 __all__ = [
-    "DraftResult", "StoreContext", "draft", "draft_request", "heuristic_drafts",
-    "lesson_findings", "parse_draft_reply", "select_findings",
+    "DraftResult", "StoreContext", "draft_request", "lesson_findings", "parse_draft_reply",
+    "select_findings",
 ]
 
 _SLUG = re.compile(r"[^a-z0-9]+")
@@ -70,16 +71,6 @@ GENERIC_SIMILARITY = 0.5
 _CAUSE_WORD = re.compile(r"[a-z][a-z0-9_.-]{3,}")
 _STOP = frozenset("that this with from when then than into does were have been what which "
                   "before after again command error failed fails".split())
-
-
-@dataclass
-class DraftResult:
-    """Drafts of one session, and why findings ended undrafted."""
-
-    drafts: list[Draft] = field(default_factory=list)
-    """Validated candidate playbooks (at most ``max_drafts_per_session``)."""
-    failures: list[str] = field(default_factory=list)
-    """One line per failed attempt or undrafted finding, with the reason."""
 
 
 def slugify(text: str) -> str:
@@ -177,11 +168,6 @@ def draft_schema(max_drafts: int) -> dict[str, Any]:
     }
 
 
-def _settings_of(backend: Backend) -> Settings:
-    settings = getattr(backend, "settings", None)
-    return settings if isinstance(settings, Settings) else Settings()
-
-
 def log_outcome(traj: Trajectory) -> str:
     """The outcome line of the view: what the log says (the model's verdict is not waited for)."""
     verdict = verdict_from_log(traj)
@@ -198,12 +184,13 @@ def draft_request(
     *,
     repair: str | None = None,
     lessons: list[Lesson] | None = None,
+    settings: Settings,
 ) -> LLMRequest:
     """The drafting request for ``findings`` (already selected) of ``traj``.
 
-    ``lessons`` are the findings' lessons (built here when not given).
+    ``lessons`` are the findings' lessons (built here when not given); ``settings`` gives the
+    draft limit and the view's token budget.
     """
-    settings = _settings_of(backend)
     limit = min(settings.max_drafts_per_session, max(1, len(findings)))
     system = load_prompt("draft.md").replace("{max_drafts}", str(limit))
     if lessons is None:
@@ -222,25 +209,16 @@ def draft_request(
 
 
 def provenance(traj: Trajectory, finding: Finding, verdict: Verdict | None, backend: Backend,
-               drafted_by: str) -> dict[str, Any]:
+               drafted_by: str) -> Provenance:
     """Where a draft came from: session, steps, signature, verdict, backend/model."""
-    return {
-        "sessions": [traj.id],
-        "source_paths": [traj.source.path],
-        "format": traj.source.format,
-        "agent": traj.agent,
-        "signature": finding.signature,
-        "finding_kind": finding.kind,
-        "step_range": [finding.steps[0], finding.steps[-1]] if finding.steps else [],
-        "source_ids": finding.source_ids[:50],
-        "wasted_steps": finding.wasted_steps,
-        "wasted_tokens": finding.wasted_tokens,
-        "verdict": verdict.outcome if verdict else None,
-        "verdict_by": verdict.decided_by if verdict else None,
-        "backend": backend.name,
-        "model": backend.model,
-        "drafted_by": drafted_by,
-    }
+    return Provenance.for_draft(
+        session_id=traj.id, source_path=traj.source.path, format=traj.source.format,
+        agent=traj.agent, signature=finding.signature, finding_kind=finding.kind,
+        steps=finding.steps, source_ids=finding.source_ids,
+        wasted_steps=finding.wasted_steps, wasted_tokens=finding.wasted_tokens,
+        verdict=verdict.outcome if verdict else None,
+        verdict_by=verdict.decided_by if verdict else None,
+        backend=backend.name, model=backend.model, drafted_by=drafted_by)
 
 
 def _names_cause(insight: str, lesson: Lesson) -> bool:
@@ -296,8 +274,13 @@ def parse_draft_reply(
     verdict: Verdict | None,
     backend: Backend,
     lessons: list[Lesson] | None = None,
+    *,
+    settings: Settings,
 ) -> tuple[list[Draft] | None, str | None]:
-    """Validated drafts from the reply, or (None, why the attempt failed)."""
+    """Validated drafts from the reply, or (None, why the attempt failed).
+
+    ``settings`` gives the draft limit.
+    """
     if not reply.ok or reply.text is None:
         return None, reply.error or "empty reply"
     try:
@@ -307,7 +290,7 @@ def parse_draft_reply(
     items = data.get("drafts") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return None, "invalid reply: no 'drafts' list"
-    limit = _settings_of(backend).max_drafts_per_session
+    limit = settings.max_drafts_per_session
     drafts: list[Draft] = []
     for n, item in enumerate(items[:limit]):
         if not isinstance(item, dict):
@@ -332,66 +315,8 @@ def parse_draft_reply(
         if problem is not None:
             return None, f"invalid reply: draft {n}: {problem}"
         if lesson is not None:
-            draft.provenance["signatures"] = [findings[index].signature, lesson.signature]
-            draft.provenance["lesson"] = {"class": lesson.error_class, "target": lesson.target,
-                                          "delta": lesson.fix.kinds}
+            draft.provenance = draft.provenance.with_lesson(
+                findings[index].signature, lesson.signature, lesson.error_class,
+                lesson.target, lesson.fix.kinds)
         drafts.append(draft)
     return drafts, None
-
-
-# ---- heuristic drafts ----
-
-
-def heuristic_drafts(traj: Trajectory, findings: list[Finding], verdict: Verdict | None,
-                     backend: Backend, store_context: StoreContext) -> DraftResult:
-    """One draft per lesson of ``findings``, with a reason for each finding left undrafted."""
-    limit = _settings_of(backend).max_drafts_per_session
-    chosen, lessons, notes = lesson_findings(traj, findings, limit)
-    result = DraftResult(failures=notes)
-    for finding, lesson in zip(chosen, lessons, strict=True):
-        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
-                                               store_context))
-    return result
-
-
-def draft(
-    traj: Trajectory,
-    findings: list[Finding],
-    verdict: Verdict,
-    backend: Backend,
-    store_context: StoreContext,
-) -> DraftResult:
-    """Up to ``max_drafts_per_session`` candidate playbooks for one session.
-
-    Args:
-        traj: The session.
-        findings: Its findings; the most wasteful distinct ones are drafted.
-        verdict: The judge's verdict (kept in provenance).
-        backend: ``heuristic`` builds drafts from findings; ``gemini`` asks the model once,
-            repairs once, then gives up with a reason.
-        store_context: Categories and titles of the store.
-
-    Returns:
-        The drafts and the reasons for anything left undrafted.
-    """
-    if not backend.uses_model:
-        return heuristic_drafts(traj, findings, verdict, backend, store_context)
-    chosen, lessons, notes = lesson_findings(traj, findings,
-                                             _settings_of(backend).max_drafts_per_session)
-    result = DraftResult(failures=notes)
-    if not chosen:
-        return result
-    request = draft_request(traj, chosen, backend, store_context, lessons=lessons)
-    drafts, why = parse_draft_reply(backend.generate(request), traj, chosen, verdict, backend,
-                                    lessons)
-    if drafts is None:
-        result.failures.append(f"attempt 1: {why}")
-        repair = draft_request(traj, chosen, backend, store_context, repair=why,
-                               lessons=lessons)
-        drafts, why = parse_draft_reply(backend.generate(repair), traj, chosen, verdict, backend,
-                                        lessons)
-    if drafts is None:
-        result.failures.append(f"undrafted: {why}")
-        return result
-    result.drafts = drafts
-    return result

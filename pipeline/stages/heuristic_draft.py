@@ -9,16 +9,18 @@ now passes. Drafts are marked ``drafted_by: heuristic``.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Sequence
+from typing import Literal
 
+from ..config import Settings
 from ..lessons.mechanisms import fill, pick
 from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
+from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
+from .draft import lesson_findings, provenance
+from .results import DraftResult
 from .view import StoreContext
-
-if TYPE_CHECKING:
-    from ..llm.backend import Backend
 
 # Program -> (domain id, name, description) for offline domain picking.
 _ECOSYSTEMS: dict[str, tuple[str, str, str]] = {}
@@ -322,8 +324,6 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
                       verdict: Verdict | None, backend: Backend,
                       store_context: StoreContext) -> Draft:
     """The playbook a lesson teaches (offline)."""
-    from .draft import provenance
-
     cls = CLASS_BY_ID[lesson.error_class]
     domain, domain_title, domain_desc = _domain(lesson.program, cls.harness, store_context)
     subject = code(lesson.program) if lesson.program else "a tool call"
@@ -343,12 +343,11 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
     complexity: Literal["low", "medium", "high"] = (
         "low" if lesson.attempts <= 2 else "medium" if lesson.attempts <= 4 else "high")
     objective = _objective(lesson)
-    prov = provenance(traj, finding, verdict, backend, "heuristic")
     # The finding's signature stays the key (review, ledger); the lesson's joins it, so the
     # same lesson from another session or finding is a duplicate of this playbook.
-    prov["signatures"] = [finding.signature, lesson.signature]
-    prov["lesson"] = {"class": lesson.error_class, "target": lesson.target,
-                      "delta": lesson.fix.kinds}
+    prov = provenance(traj, finding, verdict, backend, "heuristic").with_lesson(
+        finding.signature, lesson.signature, lesson.error_class, lesson.target,
+        lesson.fix.kinds)
     return Draft(
         title=title(lesson), description=bound(description, 1024), domain=domain,
         domain_title=domain_title, domain_description=domain_desc, keywords=keywords,
@@ -356,3 +355,19 @@ def draft_from_lesson(traj: Trajectory, finding: Finding, lesson: Lesson,
         insight=_insight(lesson),
         validated_path="\n".join(_path(lesson)), checklist=checklist, provenance=prov,
     )
+
+
+def heuristic_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+                     backend: Backend, store_context: StoreContext,
+                     settings: Settings) -> DraftResult:
+    """One draft per lesson of ``findings``, with a reason for each finding left undrafted.
+
+    ``settings`` gives the draft limit.
+    """
+    limit = settings.max_drafts_per_session
+    chosen, lessons, notes = lesson_findings(traj, list(findings), limit)
+    result = DraftResult(failures=notes)
+    for finding, lesson in zip(chosen, lessons, strict=True):
+        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
+                                               store_context))
+    return result

@@ -19,6 +19,7 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..config import Settings
 from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Finding, Trajectory, Verdict
 from ..privacy import redact
@@ -141,13 +142,6 @@ def judge_request(traj: Trajectory, findings: list[Finding], backend: Backend, *
     )
 
 
-def min_confidence(backend: Backend) -> float:
-    """The backend's ``judge_min_confidence`` setting (the default without settings)."""
-    settings = getattr(backend, "settings", None)
-    value = getattr(settings, "judge_min_confidence", MIN_SUCCESS_CONFIDENCE)
-    return float(value) if isinstance(value, (int, float)) else MIN_SUCCESS_CONFIDENCE
-
-
 def parse_judge_reply(reply: LLMReply, decided_by: str, *,
                       threshold: float = MIN_SUCCESS_CONFIDENCE,
                       signals: list[Signal] | None = None) -> tuple[Verdict | None, str | None]:
@@ -174,10 +168,10 @@ def parse_judge_reply(reply: LLMReply, decided_by: str, *,
                    confidence=parsed.confidence, signals=_evidence(signals or [])), None
 
 
-def read_judge_reply(reply: LLMReply, traj: Trajectory,
-                     backend: Backend) -> tuple[Verdict | None, str | None]:
-    """``parse_judge_reply`` with the backend's threshold and ``traj``'s signals as evidence."""
-    return parse_judge_reply(reply, backend.decided_by, threshold=min_confidence(backend),
+def read_judge_reply(reply: LLMReply, traj: Trajectory, backend: Backend,
+                     settings: Settings) -> tuple[Verdict | None, str | None]:
+    """``parse_judge_reply`` with the run's threshold and ``traj``'s signals as evidence."""
+    return parse_judge_reply(reply, backend.decided_by, threshold=settings.judge_min_confidence,
                              signals=collect_signals(traj))
 
 
@@ -185,29 +179,3 @@ def unscored(decided_by: str, why: str) -> Verdict:
     """The record of a run the judge could not score."""
     return Verdict(outcome="unknown", reason=f"unscored: {why}", decided_by=decided_by,
                    confidence=0.0, unscored_reason=f"grade_parse_failure: {why}")
-
-
-def judge(traj: Trajectory, findings: list[Finding], backend: Backend) -> Verdict:
-    """Verdict for one run: a deciding signal, else the model (one repair try), else unknown.
-
-    Args:
-        traj: The session.
-        findings: Its findings (their size goes into the prompt).
-        backend: ``heuristic`` never calls a model; ``gemini`` does when no signal decides.
-
-    Returns:
-        The verdict with its reason, who decided and the signals it rests on.
-    """
-    signals = collect_signals(traj)
-    from_log = verdict_from_signals(signals)
-    if from_log is not None:
-        return from_log
-    if not backend.uses_model:
-        return undecided(signals)
-    request = judge_request(traj, findings, backend)
-    verdict, why = read_judge_reply(backend.generate(request), traj, backend)
-    if verdict is not None:
-        return verdict
-    retry = judge_request(traj, findings, backend, repair=why)
-    verdict, why2 = read_judge_reply(backend.generate(retry), traj, backend)
-    return verdict if verdict is not None else unscored(backend.decided_by, why2 or "no reply")

@@ -1,72 +1,61 @@
-"""Judge and draft several sessions: a bounded pool online, or rounds of Batch Mode jobs.
+"""Judge and draft sessions: one alone, a bounded pool online, or rounds of Batch Mode jobs.
 
 Each session is a small state machine (``_Session``) that hands out the requests it still
-needs and takes their replies. Online, each session runs its own rounds in a worker thread;
-in batch mode, every pending request of every session goes into one job per round (round 1:
-all judge and draft requests; round 2: the repair retries of failed attempts, if any).
+needs and takes their replies: one request, one repair try on a reply that cannot be used,
+then the reason. Online, each session runs its own rounds (``_run``, in a worker thread for
+a pool); in batch mode, every pending request of every session goes into one job per round
+(round 1: all judge and draft requests; round 2: the repair retries of failed attempts, if
+any). A model backend's ``judge`` and ``draft`` of one session are the same machine asked for
+only the verdict (``model_judge``) or only the drafts (``model_drafts``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 
-from ..llm.backend import Backend, LLMReply, LLMRequest
+from ..config import Settings
+from ..llm.backend import Backend, LLMReply, LLMRequest, Progress
 from ..model import Draft, Finding, Trajectory, Verdict
-from .draft import (
-    DraftResult,
-    _settings_of,
-    draft_request,
-    heuristic_drafts,
-    lesson_findings,
-    parse_draft_reply,
-)
+from ..run_events import Progress as Counter
+from .draft import draft_request, lesson_findings, parse_draft_reply
+from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
+from .results import DraftResult, SessionResult
 from .view import StoreContext
 
-SessionProgress = Callable[[str, int, int], None]
+__all__ = ["SessionProgress", "SessionResult", "model_drafts", "model_judge", "model_sessions",
+           "offline_sessions"]
 
-
-@dataclass
-class SessionResult:
-    """Judge and draft outcome of one session."""
-
-    trajectory: Trajectory
-    """The session."""
-    findings: list[Finding]
-    """Its findings (all of them, not only the drafted ones)."""
-    verdict: Verdict
-    """How the run ended, who decided, or why it is unscored."""
-    drafts: list[Draft] = field(default_factory=list)
-    """Validated candidate playbooks."""
-    failures: list[str] = field(default_factory=list)
-    """Failed attempts and undrafted findings, with reasons."""
-
-    @property
-    def session_id(self) -> str:
-        """The session's id."""
-        return self.trajectory.id
+SessionProgress = Progress
+"""Receives the counters of a run (``Progress`` per session, ``BatchPolled`` per job poll)."""
 
 
 class _Session:
     """Pending requests and partial results of one session."""
 
     def __init__(self, traj: Trajectory, findings: list[Finding], backend: Backend,
-                 store: StoreContext) -> None:
+                 store: StoreContext, settings: Settings, *, judge: bool = True,
+                 draft: bool = True, verdict: Verdict | None = None) -> None:
+        """Judge (``judge``: unless the log decides) and draft (``draft``) ``traj``.
+
+        ``verdict`` is the known verdict the drafts carry when the session is not judged.
+        """
         self.traj, self.findings, self.backend, self.store = traj, findings, backend, store
+        self.settings = settings
         self.chosen, self.lessons, notes = lesson_findings(
-            traj, findings, _settings_of(backend).max_drafts_per_session)
-        self.verdict: Verdict | None = verdict_from_log(traj)
+            traj, findings, settings.max_drafts_per_session) if draft else ([], [], [])
+        self.verdict: Verdict | None = verdict_from_log(traj) if judge else verdict
         self.drafts: list[Draft] | None = None if self.chosen else []
         self.failures: list[str] = notes
         self.pending: list[LLMRequest] = []
-        # A session without a lesson yields no playbook, so the model is not asked at all.
-        if self.verdict is None and self.chosen:
+        # A session without a lesson yields no playbook, so the model is not asked at all
+        # (unless the verdict alone is wanted).
+        if judge and self.verdict is None and (self.chosen or not draft):
             self.pending.append(judge_request(traj, findings, backend))
         if self.chosen:
             self.pending.append(draft_request(traj, self.chosen, backend, store,
-                                              lessons=self.lessons))
+                                              lessons=self.lessons, settings=settings))
 
     def take(self) -> list[LLMRequest]:
         out, self.pending = self.pending, []
@@ -75,7 +64,7 @@ class _Session:
     def feed(self, request: LLMRequest, reply: LLMReply) -> None:
         decided_by = self.backend.decided_by
         if request.purpose == "judge":
-            verdict, why = read_judge_reply(reply, self.traj, self.backend)
+            verdict, why = read_judge_reply(reply, self.traj, self.backend, self.settings)
             if verdict is not None:
                 self.verdict = verdict
             elif request.attempt == 1:
@@ -85,13 +74,14 @@ class _Session:
                 self.verdict = unscored(decided_by, why or "no reply")
             return
         drafts, why = parse_draft_reply(reply, self.traj, self.chosen, self.verdict,
-                                        self.backend, self.lessons)
+                                        self.backend, self.lessons, settings=self.settings)
         if drafts is not None:
             self.drafts = drafts
         elif request.attempt == 1:
             self.failures.append(f"attempt 1: {why}")
             self.pending.append(draft_request(self.traj, self.chosen, self.backend, self.store,
-                                              repair=why, lessons=self.lessons))
+                                              repair=why, lessons=self.lessons,
+                                              settings=self.settings))
         else:
             self.failures.append(f"undrafted: {why}")
             self.drafts = []
@@ -101,52 +91,99 @@ class _Session:
         drafts = self.drafts or []
         for d in drafts:
             # The draft may have been parsed before the verdict arrived.
-            d.provenance["verdict"] = verdict.outcome
-            d.provenance["verdict_by"] = verdict.decided_by
+            d.provenance = d.provenance.judged(verdict.outcome, verdict.decided_by)
         return SessionResult(self.traj, self.findings, verdict, drafts, self.failures)
 
 
-def _offline(traj: Trajectory, findings: list[Finding], backend: Backend,
-             store: StoreContext) -> SessionResult:
-    verdict = heuristic_verdict(traj)
-    result: DraftResult = heuristic_drafts(traj, findings, verdict, backend, store)
-    return SessionResult(traj, findings, verdict, result.drafts, result.failures)
+def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend: Backend,
+                     store_context: StoreContext, settings: Settings) -> list[SessionResult]:
+    """The heuristic backend's results: verdicts from the log, drafts from the lessons."""
+    out: list[SessionResult] = []
+    for traj, findings in items:
+        verdict = heuristic_verdict(traj)
+        result = heuristic_drafts(traj, findings, verdict, backend, store_context, settings)
+        out.append(SessionResult(traj, findings, verdict, result.drafts, result.failures))
+    return out
 
 
-def _online(session: _Session) -> SessionResult:
+def _run(session: _Session) -> _Session:
+    """Answer ``session``'s requests one by one online until it needs none."""
     while True:
         requests = session.take()
         if not requests:
-            return session.result()
+            return session
         for request in requests:
             session.feed(request, session.backend.generate(request))
 
 
-def analyze_many(
-    items: list[tuple[Trajectory, list[Finding]]],
+def _online(session: _Session) -> SessionResult:
+    return _run(session).result()
+
+
+def model_judge(traj: Trajectory, findings: Sequence[Finding], backend: Backend,
+                settings: Settings) -> Verdict:
+    """A model backend's verdict: a deciding signal, else the model (one repair try).
+
+    Args:
+        traj: The session.
+        findings: Its findings (their size goes into the prompt).
+        backend: Answers the judging requests.
+        settings: The run settings (``judge_min_confidence``).
+
+    Returns:
+        The verdict; ``unscored`` when neither reply could be used.
+    """
+    session = _run(_Session(traj, list(findings), backend, StoreContext(), settings,
+                            draft=False))
+    return session.verdict or unscored(backend.decided_by, "no reply")
+
+
+def model_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
+                 backend: Backend, store_context: StoreContext,
+                 settings: Settings) -> DraftResult:
+    """A model backend's drafts: one request, one repair try, else undrafted with the reason.
+
+    Args:
+        traj: The session.
+        findings: Its findings; the most wasteful distinct ones with a lesson are drafted.
+        verdict: The judge's verdict (kept in provenance).
+        backend: Answers the drafting requests.
+        store_context: Categories and titles of the store.
+        settings: The run settings (draft limit, view budget).
+
+    Returns:
+        The drafts and the reasons for anything left undrafted.
+    """
+    session = _run(_Session(traj, list(findings), backend, store_context, settings,
+                            judge=False, verdict=verdict))
+    return DraftResult(drafts=session.drafts or [], failures=session.failures)
+
+
+def model_sessions(
+    items: Sequence[tuple[Trajectory, list[Finding]]],
     backend: Backend,
     store_context: StoreContext,
+    settings: Settings,
     *,
     concurrency: int = 4,
     batch: bool = False,
     progress: SessionProgress | None = None,
 ) -> list[SessionResult]:
-    """Judge and draft several sessions, results in input order.
+    """A model backend's results: a bounded pool of sessions online, or Batch Mode rounds.
 
     Args:
         items: (trajectory, findings) pairs.
-        backend: The backend; the heuristic one makes no call at all.
+        backend: Answers the judge and draft requests.
         store_context: Categories and titles of the store.
+        settings: The run settings (draft limit, view budget, judge threshold).
         concurrency: Online calls in flight at once.
-        batch: Send all requests as Gemini Batch Mode jobs (half price) instead.
+        batch: Send all requests as Batch Mode jobs (half price) instead.
         progress: Called with ``(what, done, total)``.
 
     Returns:
         One ``SessionResult`` per item.
     """
-    if not backend.uses_model:
-        return [_offline(t, f, backend, store_context) for t, f in items]
-    sessions = [_Session(t, f, backend, store_context) for t, f in items]
+    sessions = [_Session(t, f, backend, store_context, settings) for t, f in items]
     if not batch:
         results: list[SessionResult | None] = [None] * len(sessions)
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
@@ -154,7 +191,7 @@ def analyze_many(
             for done, (future, index) in enumerate(futures.items(), start=1):
                 results[index] = future.result()
                 if progress is not None:
-                    progress("sessions", done, len(sessions))
+                    progress(Counter("sessions", done, len(sessions)))
         return [r for r in results if r is not None]
     while True:
         round_requests = [(s, r) for s in sessions for r in s.take()]

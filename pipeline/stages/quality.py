@@ -1,6 +1,6 @@
 """Quality gate: a draft a reader would not trust is dropped before it is written.
 
-Shared by both backends and run where drafts are screened (``mine._collect``). Each problem
+Shared by both backends and run where drafts are screened (``stages/screening.py``). Each problem
 is a ``"<problem>: <field>"`` string; the part before the colon is what the run summary
 counts and the ledger records. A draft is dropped, never repaired.
 """

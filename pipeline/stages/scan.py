@@ -1,19 +1,27 @@
-"""Parse + detect for one source, shaped to run in a worker process.
+"""The one scan path of ``orf analyze`` and ``orf mine``: parse + detect, source by source.
 
-Everything crossing the process boundary is picklable and small: counts and issue lines for
-every session, and the trajectory itself only for sessions whose waste passes the minimum
-(judge and draft need their steps).
+``scan`` reads one source into its sessions (sub-agents are sessions of their own) with their
+findings; ``scan_all`` runs it in a process pool. Everything crossing the process boundary is
+picklable and small: counts and issues for every session, and (``orf mine``) the trajectory
+itself only for sessions whose waste passes the minimum (judge and draft need their steps).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
+import signal
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model import Finding, Trajectory
+from ..config import DetectSettings, Settings
+from ..model import Finding, ParseIssue, Trajectory
+from ..run_events import Emit, Progress
+
+if TYPE_CHECKING:
+    from ..detect.annotate import Repeat
+    from ..formats.discover import SessionSource
 
 
 @dataclass
@@ -27,9 +35,11 @@ class SessionScan:
     wasted_steps: int
     steps: int
     trajectory: Trajectory | None = None
-    """Kept only when ``wasted_steps`` passes the run's minimum."""
+    """Kept when ``wasted_steps`` passes the run's minimum (always with ``keep_all``)."""
     facts: dict[str, Any] | None = None
     """History row for ``orf trends`` (``trends.history.session_facts``)."""
+    repeats: list[Repeat] | None = None
+    """Every step repeating an earlier action (``ScanOptions.repeats``), else None."""
 
 
 @dataclass
@@ -39,91 +49,135 @@ class ScanResult:
     path: str
     format: str
     sessions: list[SessionScan] = field(default_factory=list)
-    issues: list[str] = field(default_factory=list)
-    """``path:line: message`` lines."""
+    issues: list[ParseIssue] = field(default_factory=list)
+    """What could not be read (``str`` gives ``path:line: message``)."""
     fatal: bool = False
     """True when the source could not be read at all."""
 
 
-def source_fingerprint(path: Path, is_dir: bool) -> tuple[int, float]:
-    """Size and newest mtime of a file or a session folder (the cheap change check)."""
-    if not is_dir:
-        st = path.stat()
-        return st.st_size, st.st_mtime
-    size, mtime = 0, path.stat().st_mtime
-    for root, _dirs, files in os.walk(path):
-        for name in files:
-            try:
-                st = os.stat(os.path.join(root, name))
-            except OSError:
-                continue
-            size += st.st_size
-            mtime = max(mtime, st.st_mtime)
-    return size, mtime
-
-
-def source_hash(path: Path, is_dir: bool) -> str:
-    """``b2:`` hash of a file's bytes, or of every file of a session folder (names + bytes)."""
-    h = hashlib.blake2b(digest_size=16)
-    files = [path] if not is_dir else sorted(p for p in path.rglob("*") if p.is_file())
-    for f in files:
-        if is_dir:
-            h.update(str(f.relative_to(path)).encode("utf-8", "surrogateescape") + b"\0")
-        try:
-            with f.open("rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):  # noqa: B023 - fh is local
-                    h.update(chunk)
-        except OSError:
-            continue
-    return "b2:" + h.hexdigest()
-
-
-def _flatten(traj: Trajectory) -> list[Trajectory]:
+def flatten(traj: Trajectory) -> list[Trajectory]:
+    """``traj`` then its sub-agents, depth first: each is a session of its own."""
     out = [traj]
     for sub in traj.subagents:
-        out.extend(_flatten(sub))
+        out.extend(flatten(sub))
     return out
 
 
-def scan_source(path: str, fmt: str, is_dir: bool, options: dict[str, Any]) -> ScanResult:
-    """Parse ``path`` and run every detector; never raises for bad input.
+@dataclass(frozen=True)
+class ScanOptions:
+    """How to read and what to keep of each session (small and picklable: it crosses the pool)."""
 
-    Args:
-        path: File or session folder.
-        fmt: Adapter name from discovery.
-        is_dir: True for folder-shaped sessions.
-        options: ``output_max_chars``, ``max_line_bytes``, ``detect`` (DetectSettings dump),
-            ``min_wasted_steps`` and ``forced`` (``--format`` chose the adapter).
+    output_max_chars: int = 4000
+    max_line_bytes: int = 256_000_000
+    detect: DetectSettings = field(default_factory=DetectSettings)
+    min_wasted_steps: int = 1
+    keep_all: bool = False
+    """Keep every trajectory whole (``orf analyze``); else only those whose waste passes
+    ``min_wasted_steps``, without their sub-agents (``orf mine``: judge and draft need them)."""
+    repeats: bool = False
+    """Also mark every step repeating an earlier action (the report layer shows them)."""
+    facts: bool = True
+    """Compute the ``orf trends`` history row of each session."""
+    contain_errors: bool = True
+    """A detector bug on one source becomes a fatal issue of that source instead of raising."""
+    parse_only: bool = False
+    """Run no detector: every session without findings (``orf eval`` only needs the logs)."""
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **overrides: Any) -> ScanOptions:
+        """The options ``settings`` imply, with ``overrides`` (field names) applied."""
+        values: dict[str, Any] = {
+            "output_max_chars": settings.output_max_chars,
+            "max_line_bytes": settings.max_line_bytes,
+            "detect": settings.detect,
+            "min_wasted_steps": settings.min_wasted_steps,
+        }
+        return cls(**{**values, **overrides})
+
+
+def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
+    """Parse one source and run every detector over each of its sessions.
+
+    Bad input never raises: it becomes ``issues`` (``fatal`` when the source could not be read
+    at all); a detector bug does the same unless ``options.contain_errors`` is off.
     """
-    from ..config import DetectSettings
     from ..detect import detect_all
+    from ..detect.annotate import annotate_repeats
     from ..formats.base import ParseContext
-    from ..formats.discover import SessionSource, parse_source
+    from ..formats.discover import parse_source
     from ..trends.history import session_facts
 
-    result = ScanResult(path, fmt)
-    ctx = ParseContext(output_max_chars=int(options.get("output_max_chars", 4000)),
-                       max_line_bytes=int(options.get("max_line_bytes", 256_000_000)))
-    detect_settings = DetectSettings.model_validate(options.get("detect") or {})
-    min_wasted = int(options.get("min_wasted_steps", 1))
+    path = str(src.path)
+    result = ScanResult(path, src.format)
+    ctx = ParseContext(output_max_chars=options.output_max_chars,
+                       max_line_bytes=options.max_line_bytes)
     try:
-        src = SessionSource(Path(path), fmt, is_dir, forced=bool(options.get("forced")))
         for traj in parse_source(src, ctx):
-            for t in _flatten(traj):
-                findings = list(detect_all(t, detect_settings))
+            for t in flatten(traj):
+                findings = [] if options.parse_only else list(detect_all(t, options.detect))
                 wasted = sum(f.wasted_steps for f in findings)
-                keep = t if findings and wasted >= min_wasted else None
-                if keep is not None:
+                keep = t if options.keep_all or (
+                    findings and wasted >= options.min_wasted_steps) else None
+                if keep is not None and not options.keep_all:
                     keep.subagents = []  # each sub-agent is its own session here
-                result.sessions.append(SessionScan(t.id, path, fmt, findings, wasted,
-                                                   len(t.steps), keep,
-                                                   session_facts(t, findings)))
+                result.sessions.append(SessionScan(
+                    t.id, path, src.format, findings, wasted, len(t.steps), keep,
+                    session_facts(t, findings) if options.facts else None,
+                    annotate_repeats(t, options.detect, findings) if options.repeats else None))
     except Exception as exc:  # noqa: BLE001 - a detector bug on one file must not stop the run
-        if os.environ.get("ORF_RAISE_ERRORS"):
+        if os.environ.get("ORF_RAISE_ERRORS") or not options.contain_errors:
             raise
-        result.issues.append(f"{path}: {type(exc).__name__}: {exc}")
+        result.issues.append(ParseIssue(path, None, f"{type(exc).__name__}: {exc}", fatal=True))
         result.fatal = True
     for issue in ctx.issues:
-        result.issues.append(str(issue))
+        result.issues.append(issue)
         result.fatal = result.fatal or issue.fatal
     return result
+
+
+def scan_all(sources: Sequence[SessionSource], options: ScanOptions, jobs: int,
+             emit: Emit) -> list[ScanResult]:
+    """Scan ``sources`` in ``jobs`` worker processes; results in input order.
+
+    A worker that crashes fails its own source only. Emits ``Progress("scanned", i, n)``.
+    """
+    results: list[ScanResult] = []
+    jobs = max(1, min(jobs, len(sources)))
+    if jobs == 1:
+        for i, src in enumerate(sources, 1):
+            results.append(scan(src, options))
+            emit(Progress("scanned", i, len(sources)))
+        return results
+    pool = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
+        futures = [pool.submit(scan, src, options) for src in sources]
+        for i, (src, fut) in enumerate(zip(sources, futures, strict=True), 1):
+            try:
+                results.append(fut.result())
+            except Exception as exc:  # noqa: BLE001 - a crashed worker fails one source only
+                results.append(ScanResult(str(src.path), src.format, issues=[ParseIssue(
+                    str(src.path), None, f"worker failed: {type(exc).__name__}: {exc}",
+                    fatal=True)], fatal=True))
+            emit(Progress("scanned", i, len(sources)))
+    except BaseException:
+        # Ctrl-C: stop now. Leaving the pool through `with` would wait for every queued scan.
+        _stop_pool(pool)
+        raise
+    pool.shutdown(wait=True)
+    return results
+
+
+def _worker_init() -> None:
+    # Ctrl-C reaches the whole process group: the parent stops the workers, so they ignore it
+    # (no traceback per worker).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Cancel queued scans and end the workers at once (they hold nothing to save)."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=1.0)

@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..lessons.build import HARNESS_TAGS
 from ..lessons.text import relativize, roots_of
 from ..model import Finding, Lesson, Trajectory
 from ..normalize import truncate
 from ..privacy import redact
+
+if TYPE_CHECKING:
+    from .store_like import StoreLike
 
 OPEN = "<<<LOG"
 CLOSE = "LOG>>>"
@@ -35,6 +39,14 @@ class StoreContext:
     """(id, name, description) of each category in INDEX.md."""
     titles: list[str] = field(default_factory=list)
     """Titles of the existing playbooks."""
+
+
+def store_context(store: StoreLike) -> StoreContext:
+    """Categories and titles of ``store`` (empty when it does not exist yet)."""
+    if not store.exists():
+        return StoreContext()
+    return StoreContext(categories=[(c.id, c.name, c.description) for c in store.categories()],
+                        titles=[e.title for e in store.experiences()])
 
 
 @dataclass(frozen=True)

@@ -15,58 +15,20 @@ Callers hold the store lock around ``prepare``/``reconcile``/``write_candidates`
 from __future__ import annotations
 
 import datetime
-import os
-import sys
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-
-import orjson
+from typing import Any
 
 from ..errors import StoreError
 from ..fsutil import remove_stale_temps
 from ..hashing import value_hash
-from ..ledger import Ledger
+from ..ledger import Ledger, WriteIntent
 from ..model import Draft
+from ..orf.records import Experience
+from ..provenance import Provenance, SessionRef
 from .dedupe import Decision
-
-PROVENANCE_VERSION = 1
-"""Version of the ``provenance`` mapping we write; bump when keys change meaning."""
-
-PAUSE_ENV = "ORF_TEST_PAUSE_AT"
-"""Test hook: ``ORF_TEST_PAUSE_AT=<point>`` makes the process announce ``orf: paused at
-<point>`` on stderr and sleep there (``ORF_TEST_PAUSE_SECONDS``, default 3600), so a test can
-SIGKILL it at a known point. Points: ``scanned`` (parse+detect done), ``drafting`` (the first
-session's judge+draft came back, others pending), ``writing`` (the first EXP file is written,
-its intent not yet closed), ``written`` (all files written, sources not yet recorded)."""
-
-
-def pause_point(name: str) -> None:
-    """Sleep at ``name`` when the test hook asks for it (see ``PAUSE_ENV``)."""
-    if os.environ.get(PAUSE_ENV) != name:
-        return
-    print(f"orf: paused at {name}", file=sys.stderr, flush=True)
-    time.sleep(float(os.environ.get("ORF_TEST_PAUSE_SECONDS", "3600")))
-
-
-class StoreLike(Protocol):
-    """The part of ``pipeline.orf.Store`` the writer uses."""
-
-    def exists(self) -> bool:
-        """True when INDEX.md is there."""
-
-    def init(self) -> Any:
-        """Create an empty store."""
-
-    def repair(self) -> list[str]:
-        """Finish or undo half-done writes; return what was fixed."""
-
-    def experiences(self) -> Iterable[Any]:
-        """Every experience (id, title, ..., provenance)."""
-
-    def create_experience(self, **kwargs: Any) -> Any:
-        """Write one EXP file and its INDEX line; return the Experience."""
+from .pause import pause_point
+from .store_like import StoreLike
 
 
 @dataclass
@@ -117,12 +79,12 @@ def write_key(signature: str, session_id: str, scope: str = "") -> str:
     return value_hash([signature, session_id, scope] if scope else [signature, session_id])
 
 
-def _other_store(ledger: Ledger, row: Any) -> bool:
+def _other_store(ledger: Ledger, intent: WriteIntent) -> bool:
     """Whether a write intent was recorded for another store sharing this ledger."""
-    scope = getattr(ledger, "scope", "")
-    mine = {write_key(row["signature"], row["session_id"], scope),
-            write_key(row["signature"], row["session_id"])}
-    return row["key"] not in mine
+    scope = ledger.scope
+    session = intent.session_id or ""
+    mine = {write_key(intent.signature, session, scope), write_key(intent.signature, session)}
+    return intent.key not in mine
 
 
 def now_iso() -> str:
@@ -136,80 +98,57 @@ def prepare(store: StoreLike) -> list[str]:
     if not store.exists():
         store.init()
         fixes.append("created the store")
-    root = getattr(store, "root", None)
-    if root is not None:
-        removed = remove_stale_temps(root)
-        if removed:
-            fixes.append(f"removed {removed} stale temp file(s)")
+    removed = remove_stale_temps(store.root)
+    if removed:
+        fixes.append(f"removed {removed} stale temp file(s)")
     fixes.extend(store.repair())
     return fixes
 
 
-def _exp_by_key(store: StoreLike) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _exp_by_key(store: StoreLike) -> dict[str, Experience]:
+    out: dict[str, Experience] = {}
     for exp in store.experiences():
-        prov = getattr(exp, "provenance", None) or {}
-        key = prov.get("write_key") if isinstance(prov, dict) else None
-        if isinstance(key, str):
+        key = Provenance.read(exp.provenance).write_key
+        if key is not None:
             out[key] = exp
     return out
 
 
 def reconcile(store: StoreLike, ledger: Ledger) -> list[str]:
     """Close or finish the intents an interrupted run left ``pending``."""
-    rows = list(ledger.db.execute(
-        "SELECT * FROM write_intents WHERE state = 'pending' ORDER BY created_at, rowid"))
-    if not rows:
+    intents = ledger.pending_intents()
+    if not intents:
         return []
     by_key = _exp_by_key(store)
     fixes: list[str] = []
-    for row in rows:
-        if _other_store(ledger, row):
+    for intent in intents:
+        if _other_store(ledger, intent):
             continue
-        payload = orjson.loads(row["payload"])
-        exp = by_key.get(row["key"])
+        payload = intent.payload
+        exp = by_key.get(intent.key)
         if exp is None:
             try:
                 exp = _create(store, payload)
             except StoreError as exc:
-                ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (row["key"],))
+                ledger.drop_intent(intent.key)
                 fixes.append(f"dropped interrupted write of {payload['draft']['title']!r}: {exc}")
                 continue
             fixes.append(f"finished interrupted write of {exp.id}")
         else:
             fixes.append(f"closed interrupted write of {exp.id}")
-        _close_intent(ledger, row["key"], payload, str(exp.id))
+        _close_intent(ledger, intent.key, payload, str(exp.id))
     return fixes
-
-
-def done_key(ledger: Ledger, key: str) -> str | None:
-    """The EXP id an earlier run wrote for ``key``, if any."""
-    row = ledger.db.execute(
-        "SELECT exp_id FROM write_intents WHERE key = ? AND state = 'done'", (key,)
-    ).fetchone()
-    return str(row[0]) if row and row[0] else None
 
 
 def _provenance(item: WriteItem, related_to: str | None, backend: str, model: str | None,
                 key: str, seen: str) -> dict[str, Any]:
-    prov: dict[str, Any] = {"version": PROVENANCE_VERSION}
-    prov.update(item.draft.provenance or {})
-    prov.update({
-        "write_key": key,
-        "signature": item.signature,
-        "backend": prov.get("backend") or backend,
-        "model": prov.get("model") or model,
-        "first_seen": prov.get("first_seen") or seen,
-        "last_seen": seen,
-        "wasted_steps": item.wasted_steps,
-    })
-    prov.setdefault("sessions", [item.session_id])
-    if related_to:
-        prov["related_to"] = related_to
-    return prov
+    return item.draft.provenance.for_write(
+        write_key=key, signature=item.signature, backend=backend, model=model, seen=seen,
+        wasted_steps=item.wasted_steps, session_id=item.session_id,
+        related_to=related_to).wire()
 
 
-def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
+def _create(store: StoreLike, payload: dict[str, Any]) -> Experience:
     d = payload["draft"]
     return store.create_experience(
         domain=d["domain"], title=d["title"], description=d["description"],
@@ -222,54 +161,30 @@ def _create(store: StoreLike, payload: dict[str, Any]) -> Any:
 
 def _close_intent(ledger: Ledger, key: str, payload: dict[str, Any], exp_id: str) -> None:
     d = payload["draft"]
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("UPDATE write_intents SET state = 'done', exp_id = ?, updated_at = ?"
-                   " WHERE key = ?", (exp_id, time.time(), key))
-        if db.execute("SELECT 1 FROM candidates WHERE exp_id = ?", (exp_id,)).fetchone() is None:
+    with ledger.transaction():
+        ledger.close_intent(key, exp_id)
+        if not ledger.has_candidate(exp_id):
             ledger.record_candidate(
                 signature=payload["signature"], status=payload["outcome"], exp_id=exp_id,
                 domain=d["domain"], title=d["title"], related_to=payload.get("related_to"),
                 reason=payload.get("reason"), sessions=[payload["session_id"]],
                 wasted_steps=int(payload.get("wasted_steps", 0)),
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
 
 
 def reinforce(ledger: Ledger, exp_id: str, item: WriteItem, reason: str = "") -> bool:
     """Count one more session showing the trap of ``exp_id`` (once per session)."""
-    db = ledger.db
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        cur = db.execute(
-            "INSERT OR IGNORE INTO reinforcements VALUES (?,?,?,?,?)",
-            (exp_id, item.session_id, item.signature, item.wasted_steps, time.time()),
-        )
-        fresh = cur.rowcount > 0
+    with ledger.transaction():
+        fresh = ledger.add_reinforcement(exp_id, item.session_id, item.signature,
+                                         item.wasted_steps)
         if fresh:
-            ledger.reinforce(exp_id, [item.session_id])
+            ledger.count_reinforcement(exp_id)
             ledger.record_candidate(
                 signature=item.signature, status="duplicate", domain=item.draft.domain,
                 title=item.draft.title, related_to=exp_id, reason=reason,
                 sessions=[item.session_id], wasted_steps=item.wasted_steps,
             )
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
     return fresh
-
-
-def reinforcement_count(ledger: Ledger, exp_id: str) -> tuple[int, float | None]:
-    """How many sessions reinforced ``exp_id``, and when last (epoch seconds)."""
-    row = ledger.db.execute(
-        "SELECT COUNT(*), MAX(seen_at) FROM reinforcements WHERE exp_id = ?", (exp_id,)
-    ).fetchone()
-    return int(row[0]), (float(row[1]) if row[1] is not None else None)
 
 
 def write_candidates(
@@ -316,38 +231,30 @@ def write_candidates(
 def _add_session(store: StoreLike, exp_id: str, item: WriteItem, seen: str) -> None:
     """Record a reinforcing session in the playbook's own provenance (every session shows).
 
-    The ledger row is the source of truth; a store that cannot rewrite provenance (or a file
-    gone since) only loses the copy in the file.
+    The ledger row is the source of truth; a file gone (or unwritable) since only loses the
+    copy in the file.
     """
-    read = getattr(store, "read_experience", None)
-    update = getattr(store, "update_provenance", None)
-    if read is None or update is None:
-        return
     try:
-        prov = dict(read(exp_id).provenance or {})
+        prov = Provenance.read(store.read_experience(exp_id).provenance)
     except (StoreError, OSError):
         return
-    sessions = list(prov.get("sessions") or [])
-    known = {s.get("id") if isinstance(s, dict) else s for s in sessions}
-    if item.session_id in known:
+    # The draft's own reference to the session (path, steps) when it has one.
+    entry = next((s for s in item.draft.provenance.sessions
+                  if not s.is_bare and s.id == item.session_id),
+                 SessionRef(id=item.session_id))
+    grown = prov.reinforced(entry, seen)
+    if grown is prov:
         return
-    entry = dict(next((s for s in (item.draft.provenance or {}).get("sessions", [])
-                       if isinstance(s, dict) and s.get("id") == item.session_id),
-                      {"id": item.session_id}))
-    sessions.append(entry)
-    prov["sessions"] = sessions
-    prov["reinforcements"] = int(prov.get("reinforcements") or 0) + 1
-    prov["last_seen"] = seen
     try:
-        update(exp_id, prov)
+        store.update_provenance(exp_id, grown.wire())
     except (StoreError, OSError):
         return
 
 
 def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger: Ledger,
                backend: str, model: str | None, seen: str) -> WriteResult:
-    key = write_key(item.signature, item.session_id, getattr(ledger, "scope", ""))
-    earlier = done_key(ledger, key)
+    key = write_key(item.signature, item.session_id, ledger.scope)
+    earlier = ledger.done_intent(key)
     if earlier is not None:
         return WriteResult("existing", earlier)
     payload = {
@@ -360,19 +267,13 @@ def _write_one(item: WriteItem, related_to: str | None, store: StoreLike, ledger
         "session_id": item.session_id,
         "wasted_steps": item.wasted_steps,
     }
-    now = time.time()
-    ledger.db.execute(
-        "INSERT OR REPLACE INTO write_intents VALUES (?,?,?,?,'pending',NULL,?,?)",
-        (key, item.signature, item.session_id, orjson.dumps(payload).decode(), now, now),
-    )
+    ledger.record_intent(key, item.signature, item.session_id, payload)
     try:
         exp = _create(store, payload)
     except StoreError as exc:
         # A draft the store refuses (bad slug, ...) must not block every later run.
-        ledger.db.execute("DELETE FROM write_intents WHERE key = ?", (key,))
+        ledger.drop_intent(key)
         return WriteResult("failed", None, error=str(exc))
     pause_point("writing")
     _close_intent(ledger, key, payload, str(exp.id))
-    path = getattr(exp, "path", None)
-    return WriteResult(item.decision.outcome, str(exp.id), str(path) if path else None,
-                       related_to)
+    return WriteResult(item.decision.outcome, str(exp.id), str(exp.path), related_to)

@@ -1,0 +1,47 @@
+"""Stage 4 of ``orf mine``: the selected sessions judged and drafted by the backend."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ..run_events import Counted, Emit
+from .pause import pause_point
+from .scan import SessionScan
+from .view import StoreContext
+
+if TYPE_CHECKING:
+    from ..llm.backend import Backend
+    from .results import SessionResult
+
+
+def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: StoreContext, *,
+                    concurrency: int, batch: bool, emit: Emit) -> list[SessionResult]:
+    """One result per session with a trajectory, in order; emits the backend's counters.
+
+    The counters are ``Progress`` per session or request and ``BatchPolled`` per poll of a
+    Batch Mode job.
+
+    Args:
+        sessions: The selected sessions.
+        backend: Judges and drafts.
+        context: What the store holds (known domains and titles).
+        concurrency: Online requests in flight at once.
+        batch: Send every request as Batch Mode jobs instead.
+        emit: Receives the progress events.
+    """
+    done = 0
+
+    def on_progress(event: Counted) -> None:
+        nonlocal done
+        emit(event)
+        if event.done > done:
+            done = event.done
+            pause_point("drafting")
+
+    items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]
+    results = backend.analyze_sessions(items, context, concurrency=concurrency, batch=batch,
+                                       progress=on_progress)
+    if not done:
+        pause_point("drafting")  # the offline backend reports no progress
+    return results
