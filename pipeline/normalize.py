@@ -128,6 +128,19 @@ def error_signature(text: str) -> str | None:
     return _WS.sub(" ", s).strip()[:200]
 
 
+_HOME_DIR = re.compile(r"(?<![\w.~-])(?:/Users|/home)/[^\s/`'\"]+|(?<![\w.~-])/root(?=/|\b)")
+
+
+def brief_command(command: str, limit: int = 160) -> str:
+    """A command as quoted in a verdict reason: its first line, home folders as ``~``.
+
+    The reason lands in EXP provenance, which is committed for review: a heredoc body or the
+    user's name in ``/home/<name>/...`` tells a reviewer nothing.
+    """
+    first = command.strip().splitlines()[0] if command.strip() else ""
+    return _HOME_DIR.sub("~", first)[:limit]
+
+
 def truncate(text: str, limit: int) -> str:
     """Keep head and tail of ``text`` within ``limit`` characters, marking the cut.
 

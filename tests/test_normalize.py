@@ -54,3 +54,14 @@ def test_error_line_prefers_the_error_over_the_summary() -> None:
     out = "collected 3 items\nE   KeyError: 'user'\n=== short test summary ===\n1 failed in 0.2s"
     assert error_line(out) == "E   KeyError: 'user'"
     assert error_signature("all good") is None
+
+
+def test_brief_command_keeps_the_first_line_and_hides_home_folders() -> None:
+    from pipeline.normalize import brief_command
+
+    assert brief_command("cat <<'EOF' > /home/relu/app/plan.md\n# Plan\nbody\n") == (
+        "cat <<'EOF' > ~/app/plan.md")
+    assert brief_command("cd /Users/ann/proj && pytest -q") == "cd ~/proj && pytest -q"
+    assert brief_command("ls /root/x /homework ~/home/y") == "ls ~/x /homework ~/home/y"
+    assert brief_command("  \n") == ""
+    assert len(brief_command("x" * 500)) == 160

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..model import Step, Trajectory
+from ..normalize import brief_command
 from .judge_files import evaluation_beside
 
 Outcome = Literal["success", "failure"]
@@ -289,8 +290,9 @@ def test_signals(traj: Trajectory) -> list[Signal]:
     if suite is not None:
         step = traj.steps[suite[0]]
         word = "passed" if suite[1] == "success" else "failed"
+        quoted = brief_command(command_of(step))
         out.append(Signal("suite_passed" if suite[1] == "success" else "suite_failed", suite[1],
-                          f"test suite {word} after the last edit: {command_of(step)[:160]!r}",
+                          f"test suite {word} after the last edit: {quoted!r}",
                           step.index, step.source_id))
     elif traj.outcome.tests_passed_at_end is not None:
         passed = traj.outcome.tests_passed_at_end
@@ -301,7 +303,7 @@ def test_signals(traj: Trajectory) -> list[Signal]:
         step = traj.steps[own[0]]
         out.append(Signal("own_test", own[1], f"the agent's own script "
                           f"{'passed' if own[1] == 'success' else 'failed'}: "
-                          f"{command_of(step)[:160]!r}", step.index, step.source_id))
+                          f"{brief_command(command_of(step))!r}", step.index, step.source_id))
     return out
 
 
