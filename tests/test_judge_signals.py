@@ -120,6 +120,19 @@ def test_tests_that_never_ran_are_no_signal() -> None:
     assert names(traj) == []
 
 
+def test_text_a_command_only_writes_or_sends_runs_no_test() -> None:
+    # a PR body and a plan file that name the test runner are no test run (a Codex session
+    # read its `gh pr create --body "... pytest ..."` as the suite passing)
+    traj = run(shell(0, EDIT),
+               shell(1, 'gh pr create --title "fix" --body "## Test\n- uv run pytest -q: 4 passed"',
+                     "https://github.com/o/r/pull/7"),
+               shell(2, "cat <<'EOF' > plan.md\n1. run pytest -q\nEOF", "4 passed"),
+               shell(3, 'git commit -m "fix: pytest -q passes" && echo 4 passed', "4 passed"))
+    assert names(traj) == []
+    traj = run(shell(0, EDIT), shell(1, 'git commit -m "wip" && pytest -q', "4 passed"))
+    assert names(traj) == [("suite_passed", "success")]
+
+
 def test_script_the_agent_wrote_is_its_own_test_not_the_suite() -> None:
     traj = run(shell(0, EDIT),
                shell(1, "cat > test_fix.py <<'EOF'\nfrom calc import divide\nEOF"),

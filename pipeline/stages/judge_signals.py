@@ -174,6 +174,20 @@ TEST_RUNNER = re.compile(
 )
 """A command that runs a project's test runner (not a script named like a test)."""
 
+QUOTED_TEXT = re.compile(
+    r"<<-?\s*(['\"]?)(\w+)\1[^\n]*\n.*?(?:\n\s*\2[ \t]*(?=\n|$)|\Z)|"
+    r"(?:--body|--title|--message|--notes|-m)(?:\s+|=)(?:\"(?:[^\"\\]|\\.)*\"|'[^']*')", re.S)
+"""A heredoc body or a message argument: text a command writes or sends, never runs."""
+
+
+def runs_tests(command: str) -> bool:
+    """True when ``command`` runs a test runner, outside the text it only writes or sends.
+
+    ``gh pr create --body "... pytest passes"`` or ``cat <<EOF > plan.md`` naming pytest runs no
+    test: counting them made a PR body or a plan file a passing suite.
+    """
+    return TEST_RUNNER.search(QUOTED_TEXT.sub(" ", command)) is not None
+
 NOT_RUN = re.compile(
     r"command not found|No such file or directory|No module named '?(pytest|unittest)|"
     r"JAVA_HOME|Could not find or load main class|not recognized as an internal|"
@@ -277,7 +291,7 @@ def test_signals(traj: Trajectory) -> list[Signal]:
         if edits and not info.failed:
             last_edit = step.index
             suite = None  # a suite run before this edit says nothing about the final code
-        if not TEST_RUNNER.search(command):
+        if not runs_tests(command):
             continue
         outcome = test_outcome(step, info.failed)
         if outcome is None:
