@@ -128,7 +128,8 @@ def error_signature(text: str) -> str | None:
     return _WS.sub(" ", s).strip()[:200]
 
 
-_HOME_DIR = re.compile(r"(?<![\w.~-])(?:/Users|/home)/[^\s/`'\"]+|(?<![\w.~-])/root(?=/|\b)")
+HOME_DIR = re.compile(r"(?<![\w.~-])(?:/Users|/home)/[^\s/`'\"]+|(?<![\w.~-])/root(?=/|\b)")
+"""A POSIX home folder (``/home/<user>``, ``/Users/<user>``, ``/root``)."""
 
 
 def brief_command(command: str, limit: int = 160) -> str:
@@ -138,7 +139,7 @@ def brief_command(command: str, limit: int = 160) -> str:
     user's name in ``/home/<name>/...`` tells a reviewer nothing.
     """
     first = command.strip().splitlines()[0] if command.strip() else ""
-    return _HOME_DIR.sub("~", first)[:limit]
+    return HOME_DIR.sub("~", first)[:limit]
 
 
 def truncate(text: str, limit: int) -> str:
