@@ -14,6 +14,7 @@ from typing import Any
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
 from . import (  # noqa: F401  (importing registers the families)
+    answered,
     context_thrash,
     cycle,
     edit_retry,
@@ -24,6 +25,7 @@ from . import (  # noqa: F401  (importing registers the families)
     reread,
     rerun_unchanged,
     retry_variation,
+    same_error,
     scripts,
     shell_edits,
     text_loops,

@@ -525,7 +525,10 @@ def _classify_tool(step: Step, info: Info) -> None:
         info.paths = (path,) if raw_path else ()
         info.rng = read_range(args)
         out = step.output[:300]
-        if "files and directories" in out or "directory" in out.lower()[:120] and "/" in out:
+        # A listing says so; a file's text that mentions a directory is still a file (a
+        # numbered view, Claude's `1→`, is always a file).
+        if not _GUTTER.match(out) and ("files and directories" in out or (
+                "directory" in out.lower()[:120] and "/" in out)):
             cls = "list"
         if info.rng != (1, END):
             info.label += f" [{info.rng[0]}:{'' if info.rng[1] == END else info.rng[1]}]"

@@ -316,10 +316,12 @@ def annotate_repeats(
     first: dict[int, int] = {}
     out: list[Repeat] = []
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
-        if not is_action(info):
-            continue
-        hit = matcher.match(i, info, step.action_key)
         sid = step.source_id
+        # A sub-agent launched again with the same instructions is not an action the matcher
+        # compares, but a finding that calls it wasted says what it repeats.
+        if not is_action(info) and sid not in claimed:
+            continue
+        hit = matcher.match(i, info, step.action_key) if is_action(info) else None
         if hit is None and sid in claimed:
             hit = (claimed[sid][1], claimed[sid][0])
         if hit is None or hit[0] >= i:

@@ -11,7 +11,15 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, is_cleanup, only_cleanup_before_run, run_tail, shape
+from .actions import (
+    Info,
+    infos_for,
+    is_action,
+    is_cleanup,
+    only_cleanup_before_run,
+    run_tail,
+    shape,
+)
 from .base import register
 from .build import make_finding
 from .repeats import chains
@@ -66,7 +74,8 @@ def cleaned_reruns(traj: Trajectory, infos: list[Info]) -> list[list[int]]:
     open_chains: dict[str, list[int]] = {}
     done: list[list[int]] = []
     for i, info in enumerate(infos):
-        tail = run_tail(info) if info.failed and info.shell else ""
+        # A call the harness cancelled (a sibling failed) ran nothing: no rerun of anything.
+        tail = run_tail(info) if info.failed and info.shell and is_action(info) else ""
         if tail and only_cleanup_before_run(info):
             chain = open_chains.get(tail)
             sig = steps[i].error_signature

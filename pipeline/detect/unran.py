@@ -65,6 +65,18 @@ def search_retry(steps: list[Step], infos: list[Info], j: int, i: int) -> bool:
     return not now or (_refused_search(steps[i], b) and now == steps[j].output.strip())
 
 
+def made_runnable(steps: list[Step], infos: list[Info], j: int, i: int) -> bool:
+    """The edit refused at ``j`` for its syntax, re-sent at ``i`` and accepted this time.
+
+    A retry that answers the error it got is not wasted (labels rule book): a patch or
+    file-writing script the shell refused, sent again in a form the shell runs, fixed the
+    refusal. A check or view re-sent is the same look, wasted either way.
+    """
+    edits = infos[j].extra.get("meant_targets") or infos[i].writes or infos[i].extra.get(
+        "script_targets")
+    return bool(edits) and not shell_rejected(steps[i])
+
+
 def _program_of(info: Info) -> str:
     """The word the shell looks up (``python3``, not the ``pytest`` of ``python -m pytest``)."""
     words = [w for w in info.command.split() if not _ASSIGN.match(w)]
@@ -81,7 +93,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
         if step.kind != "tool":
             continue
-        if refused is not None and info.shell and reissue_of(infos[refused], info):
+        if refused is not None and info.shell and reissue_of(infos[refused], info) and not (
+                made_runnable(traj.steps, infos, refused, i)):
             yield _finding(traj, infos, settings, [refused, i], "sent again after the shell "
                            "refused to parse it (nothing ran)")
         refused = i if info.shell and shell_rejected(step) else None

@@ -1,0 +1,251 @@
+"""Already answered: asking again what an earlier step answered, before its state changed.
+
+A command asks a question about some state; asking again before any of that state changed
+learns nothing.
+
+Each observing or checking command is read as a *question* (``question``) about one piece of
+state, with the kinds of change its answer depends on (``DEPENDS``):
+
+- ``output``: what a program prints for a target (a lint run, a typecheck, ``uv pip list``,
+  ``git show x:f``), with output filters stripped, so ``lint | grep error`` and ``lint | tail``
+  ask one question. It depends on every change of files or environment, except removing
+  build output or caches (``rm -rf dist`` / ``node_modules/.cache``): the answer comes from
+  the sources, so a typecheck after clearing its cache answers what the one before did;
+- ``package``: whether a package is installed (``uv pip show x``, ``pip list | grep x``),
+  which only installs and environment changes move (an install that printed that it changed
+  nothing moved nothing: ``actions.no_op_install``);
+- ``task``: what a sub-agent launched with the same instructions reports, which any change
+  moves.
+
+A step is already answered when an earlier step asked the same question and no change its
+question depends on happened since. Exemptions: the output is new although the filters are
+the same (something outside the log changed), the question is about live state (a CI run, a
+container, a remote: ``_LIVE``), and a question asked with another filter long after (
+``REFILTER_WINDOW`` steps: a new filter is then a new question). Reruns of the identical
+command with nothing changed at all are left to ``rerun_unchanged`` and ``exact_repeat``;
+this family adds only what needs the model: other filters, other spellings of a package
+query, and changes the answer does not depend on. The pass is linear: one dict of questions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..config import DetectSettings
+from ..model import Finding, Step, Trajectory
+from . import shell
+from .actions import Info, infos_for, is_cleanup, no_op_install, shape
+from .base import register
+from .build import make_finding
+
+REFILTER_WINDOW = 20
+"""Steps within which the same output asked through another filter is the same question."""
+
+ASKING = frozenset({"run", "test", "lint", "build", "inspect", "search", "list"})
+"""Classes of shell step whose output answers a question about the state."""
+
+FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq", "wc", "head",
+                     "tail", "jq", "less", "more", "cat", "tr", "column", "xargs"})
+"""Programs that only select from the output piped into them."""
+
+DEPENDS: dict[str, frozenset[str]] = {
+    "output": frozenset({"files", "packages", "environment", "person"}),
+    "package": frozenset({"packages", "environment", "person"}),
+    # A person's turn does not excuse a re-read, nor a sub-agent sent again with the same
+    # instructions (its notifications arrive as turns of the person).
+    "task": frozenset({"files", "packages", "environment", "clean"}),
+}
+"""Which kinds of change (``change_kinds``) each question's answer depends on."""
+
+# Questions whose answer changes by itself: CI runs and PRs, containers, clusters, remotes,
+# clocks and processes. Asking again is polling, never an answered question.
+_LIVE = re.compile(
+    r"^(gh\s+(run|pr|api|workflow|release)|docker|podman|kubectl|helm|curl|wget|ssh|"
+    r"git\s+(fetch|ls-remote|pull|push)|date|ps|top|uptime|sleep|tail\s+-[fF]|journalctl|"
+    r"systemctl|lsof|netstat|ss|nvidia-smi)\b")
+# `uv pip show x`, `pip3 show x y`, `python -m pip show x`: which of the named packages exist.
+_PIP_SHOW = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+show\s+(.+)$")
+_PIP_LIST = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+(list|freeze)\b")
+_CAP = re.compile(r"\b(?:head|tail)\s+(?:-n\s*|--lines[= ]?|-)?(\d+)\b")
+
+
+@dataclass(slots=True)
+class _Asked:
+    step: int
+    filters: str
+    subjects: frozenset[str]
+    out_fp: str | None
+    version: tuple[int, ...]
+
+
+def change_kinds(step: Step, info: Info) -> frozenset[str]:
+    """Kinds of state a step changed: files, packages, environment, person, or clean.
+
+    ``clean`` is a change that only removed build output or caches; an install that printed
+    that it changed nothing and a failed step change nothing.
+    """
+    if step.kind in ("user", "compaction"):
+        return frozenset({"person"})
+    if step.kind != "tool" or info.cls == "none":
+        return frozenset()
+    if info.state_after == info.state and not info.env_change:
+        return frozenset()
+    if info.cls == "install":
+        return frozenset() if no_op_install(step, info) else frozenset({"packages"})
+    if info.env_change:
+        return frozenset({"environment"})
+    if _clears_only(info):
+        return frozenset({"clean"})
+    if info.extra.get("script_unknown") or info.cls in ("vcs", "build") or (
+            info.unknown_mutation and info.cls not in ("edit", "write")):
+        return frozenset({"files", "packages"})
+    return frozenset({"files"})
+
+
+def _clears_only(info: Info) -> bool:
+    """The step's only writes remove build output or caches (``rm -rf dist``)."""
+    if not info.shell or not info.writes or info.git_restore or info.extra.get(
+            "script_targets") or info.extra.get("script_unknown"):
+        return False
+    segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+    writers = [g for g in segs if g.redirects or g.argv[0] in ("rm", "mv", "cp", "tee")]
+    return bool(writers) and all(is_cleanup(g.argv) and not g.redirects for g in writers)
+
+
+def question(step: Step, info: Info) -> tuple[str, str, str, frozenset[str]] | None:
+    """The question a step asks: ``(topic, subject, filters, package names)``, or None.
+
+    ``subject`` is the producing command in canonical form (cleanup and ``cd`` segments in
+    front left out, filters stripped); ``filters`` is the text piped after it.
+    """
+    if step.kind != "tool":
+        return None
+    if info.cls == "task":
+        return ("task", info.canon, "", frozenset())
+    if not info.shell or info.cls not in ASKING or "<<" in info.command:
+        return None
+    parsed = shell.parse(info.command)
+    heads = [g for g in parsed.segments if g.argv and not g.piped]
+    pipes = [g for g in parsed.segments if g.argv and g.piped]
+    while len(heads) > 1 and is_cleanup(heads[0].argv):
+        heads = heads[1:]  # `rm -rf dist && tsc`: clearing output is set-up, tsc the question
+    if not heads or any(g.argv[0] not in FILTERS for g in pipes):
+        return None
+    subject = " && ".join(" ".join(shell._canon_argv(g.argv, parsed.cwd)) for g in heads)
+    if _LIVE.match(subject):
+        return None
+    first = info.command.strip().split("\n", 1)[0]
+    filters = " ".join(first.partition("|")[2].split())
+    names = _packages(subject, info.command)
+    if names:
+        return ("package", "", filters, names)
+    return ("output", subject, filters, frozenset())
+
+
+def _packages(subject: str, command: str) -> frozenset[str]:
+    """Package names a command asks about (``pip show a b``, ``pip list | grep -i a``)."""
+    m = _PIP_SHOW.match(subject)
+    if m:
+        return frozenset(_norm(w) for w in m.group(1).split() if not w.startswith("-"))
+    if _PIP_LIST.match(subject):
+        return frozenset(_norm(w) for w in _terms(command) if len(w) >= 3)
+    return frozenset()
+
+
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def _same_packages(a: frozenset[str], b: frozenset[str]) -> bool:
+    # `grep -i event` asks about `events-py`: a name inside another is the same package.
+    return _overlap(a, b)
+
+
+@register("already_answered")
+def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """Steps whose question an earlier step answered with nothing it depends on changed."""
+    infos = infos_for(traj)
+    counts = dict.fromkeys(("files", "packages", "environment", "person", "clean"), 0)
+    asked: dict[tuple[str, str], _Asked] = {}
+    chains: dict[int, list[int]] = {}
+    for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
+        q = question(step, info)
+        if q is not None:
+            topic, subject, filters, names = q
+            version = tuple(counts[k] for k in sorted(DEPENDS[topic]))
+            key = (topic, subject)
+            before = asked.get(key)
+            if before is not None and topic == "package" and not _same_packages(
+                    names, before.subjects):
+                before = None
+            if before is not None and _answered(before, i, info, filters, version, infos):
+                chain = chains.pop(before.step, [before.step])
+                chain.append(i)
+                chains[i] = chain
+            asked[key] = _Asked(i, filters, names, info.out_fp, version)
+        for kind in change_kinds(step, info):
+            counts[kind] += 1
+    for chain in sorted(chains.values(), key=lambda c: c[0]):
+        yield _finding(traj, infos, chain, settings)
+
+
+def _answered(before: _Asked, i: int, info: Info, filters: str, version: tuple[int, ...],
+              infos: list[Info]) -> bool:
+    if before.version != version:
+        return False
+    prev = infos[before.step]
+    if before.filters == filters:
+        # A sub-agent's launch prints a new agent id each time: not an answer.
+        if prev.out_fp != info.out_fp and info.cls != "task":
+            return False  # the same question, a new answer: something changed outside
+        # The identical command with nothing changed at all is rerun_unchanged's/
+        # exact_repeat's; here only what they cannot see (a cleared cache between).
+        return prev.canon != info.canon or prev.state_after != info.state or (
+            info.cls == "task")  # no other family compares sub-agent launches
+    if i - before.step > REFILTER_WINDOW or _capped(before.filters, prev.out_lines):
+        return False  # the filter before stopped at its cap: the new one shows what it hid
+    said, asks = _terms(prev.command), _terms(info.command)
+    # `grep gc` then `grep maintenance` asks the output another question; `grep any` after
+    # `grep no-explicit-any` (one term inside the other) asks the same one again.
+    return not (said and asks) or _overlap(said, asks)
+
+
+def _capped(filters: str, lines: int) -> bool:
+    """The filters end in ``head``/``tail -N`` and the output reached N lines."""
+    caps = [int(n) for n in _CAP.findall(filters)]
+    return bool(caps) and lines >= min(caps)
+
+
+def _terms(command: str) -> frozenset[str]:
+    """The alternatives grep looks for in the output piped into it (lowercased)."""
+    out: set[str] = set()
+    for seg in shell.parse(command).segments:
+        if not seg.piped or not seg.argv or seg.argv[0] not in ("grep", "egrep", "rg"):
+            continue
+        words = [a for a in seg.argv[1:] if not a.startswith("-")]
+        if words:
+            out.update(t.strip().lower() for t in re.split(r"\\?\|", words[0]) if t.strip())
+    return frozenset(out)
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:
+    return any(x in y or y in x for x in a for y in b)
+
+
+def _finding(traj: Trajectory, infos: list[Info], chain: list[int],
+             settings: DetectSettings) -> Finding:
+    first = infos[chain[0]]
+    runs = first.cls in ("run", "test", "lint", "build")
+    kind = "rerun_unchanged" if runs else "exact_repeat" if first.cls == "task" else (
+        "near_repeat")
+    errs = [traj.steps[i].error_signature for i in chain if traj.steps[i].is_error]
+    sig = errs[-1] if errs and len(errs) == len(chain) else None
+    return make_finding(
+        kind, traj, infos, chain, chain[1:], settings,
+        shape={"cls": first.cls, "action": shape(first), "answered": True, "error": sig},
+        summary=f"{first.cls} `{first.label[:80]}` asked again {len(chain) - 1}x: an earlier "
+        "step already answered it and nothing it depends on changed",
+        confidence=0.8, error_signature=sig,
+    )
