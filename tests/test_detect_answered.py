@@ -324,3 +324,41 @@ def test_a_call_cancelled_with_its_sibling_is_no_rerun(tmp_path: Path) -> None:
         _bash("ls /home/dev/shop/.planning/debug/*.md 2>/dev/null | grep -v x | wc -l",
               cancelled, True)])
     assert _wasted(t) == []
+
+
+def test_a_typecheck_answer_is_its_outcome_not_its_cache_report(tmp_path: Path) -> None:
+    # Clearing the cache turns turbo's `cache miss, executing` into `cache hit, replaying
+    # logs`, and parallel tasks print in another order: the same answer.
+    miss = ("$ turbo run typecheck\n@chkit/core:typecheck: cache miss, executing 1480607577661134"
+            "\n@chkit/cli:typecheck: cache miss, executing 3a8956a58ae8793c\n"
+            "@chkit/core:typecheck: $ tsc -p tsconfig.json --noEmit\n"
+            "@chkit/cli:typecheck: $ tsc -p tsconfig.json --noEmit\n Tasks:    2 successful")
+    hit = ("$ turbo run typecheck\n@chkit/cli:typecheck: cache hit, replaying logs 3a8956a58ae8"
+           "793c\n@chkit/cli:typecheck: $ tsc -p tsconfig.json --noEmit\n"
+           "@chkit/core:typecheck: cache hit, replaying logs 1480607577661134\n"
+           "@chkit/core:typecheck: $ tsc -p tsconfig.json --noEmit\n Tasks:    2 successful")
+    t = _claude(tmp_path, [
+        _bash(TSC, miss),
+        _bash("rm -rf /home/dev/shop/node_modules/.cache/turbo && bun run typecheck 2>&1", hit)])
+    assert _wasted(t) == [1]
+
+
+# ---- a log redacted to hashes (Codex sample sessions) ----
+
+def _redacted(args: int, out: int, sha: str) -> Call:
+    return ("bash", {"input": f"[REDACTED_ARGUMENTS len={args} sha=0941d609]"},
+            f"[REDACTED_OUTPUT len={out} sha={sha}]", False)
+
+
+def test_a_redacted_call_sent_again_with_an_output_of_the_same_length_is_wasted(
+        tmp_path: Path) -> None:
+    # The hash covers the harness's exec header too (a new chunk id on every call).
+    t = _atif(tmp_path, [_redacted(107, 1935, "7d546993"), _redacted(107, 1935, "bb80b3f0")])
+    assert _wasted(t) == [1]
+
+
+def test_a_redacted_call_sent_again_with_an_output_of_another_length_is_new(
+        tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_redacted(77, 113, "339fb0f3"), _redacted(77, 102, "62c6aa4d")])
+    assert _wasted(t) == []
+    assert _reps(t) == {1: (0, False)}

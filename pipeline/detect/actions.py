@@ -257,6 +257,7 @@ _CODEX_HEADER = re.compile(
     r"(?:Original token count: \d+\n)?(?:Total output lines: \d+\n)?Output:\n")
 # Line numbers a viewer puts in front of each line (`nl -ba`, `cat -n`, Claude's Read `1→`):
 # the same lines of a file shown with or without them are the same text.
+_REDACTED = re.compile(r"\s*\[REDACTED_\w+ len=(\d+) sha=[0-9a-f]+\]\s*$")
 _GUTTER = re.compile(r"^ *\d+(?:\t|→)", re.M)
 # Older Codex cut an exec output to the model at 10 KiB or 256 lines, keeping head and tail.
 _OMITTED = re.compile(r"\[\.\.\. omitted \d+ of (\d+) lines \.\.\.\]")
@@ -673,7 +674,14 @@ def classify(step: Step) -> Info:
         # Our adapter kept head and tail of a long view by characters, and line numbers
         # move the cut: the same lines of the file are known by their first lines.
         seen = "\n".join(seen[:cut.start()].splitlines()[:-1][:HEAD_LINES])
-    info.out_fp = _fingerprint(seen, info.cls not in ("read", "list", "search"))
+    redacted = _REDACTED.match(seen)
+    if redacted:
+        # A log redacted to hashes (`[REDACTED_OUTPUT len=113 sha=339fb0f3]`): the hash also
+        # covers the harness's exec header (a new chunk id each call), the length does not,
+        # so the length is what tells a same output from another.
+        seen = f"redacted output of {redacted.group(1)} chars"
+    info.out_fp = _fingerprint(seen, info.cls not in ("read", "list", "search")
+                               and not redacted)
     info.out_lines = body.count("\n") + 1 if body else 0
     if info.cls == "search" and step.exit_code == 1 and len(step.output.strip()) < 80:
         # grep/rg exit 1 when nothing matches: an answer ("not there"), not a failure.

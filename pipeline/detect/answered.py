@@ -68,6 +68,10 @@ _LIVE = re.compile(
 # `uv pip show x`, `pip3 show x y`, `python -m pip show x`: which of the named packages exist.
 _PIP_SHOW = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+show\s+(.+)$")
 _PIP_LIST = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+(list|freeze)\b")
+# How a build tool got its answer: its cache, replays, timings (turbo, nx, gradle, bazel).
+_CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\bcached\b|"
+                      r"^\s*Time:|FULL TURBO|\bup-to-date\b|\bFROM-CACHE\b", re.I)
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
 _CAP = re.compile(r"\b(?:head|tail)\s+(?:-n\s*|--lines[= ]?|-)?(\d+)\b")
 
 
@@ -180,7 +184,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             if before is not None and topic == "package" and not _same_packages(
                     names, before.subjects):
                 before = None
-            if before is not None and _answered(before, i, info, filters, version, infos):
+            if before is not None and _answered(before, i, info, filters, version, infos,
+                                                  traj.steps):
                 chain = chains.pop(before.step, [before.step])
                 chain.append(i)
                 chains[i] = chain
@@ -191,14 +196,27 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         yield _finding(traj, infos, chain, settings)
 
 
+def answer(step: Step, info: Info) -> tuple[bool, frozenset[str]] | str | None:
+    """What a step answered: its outcome and the lines it printed, as a set.
+
+    A build tool's report of its own cache (``cache hit, replaying logs``) and the order in
+    which parallel tasks printed are how it got the answer, not the answer; for observing
+    classes the masked fingerprint is the answer.
+    """
+    if info.cls not in ("run", "test", "lint", "build"):
+        return info.out_fp
+    lines = (_NUMBERS.sub("#", " ".join(ln.split())) for ln in step.output.splitlines())
+    return (info.failed, frozenset(ln for ln in lines if ln and not _CHATTER.search(ln)))
+
+
 def _answered(before: _Asked, i: int, info: Info, filters: str, version: tuple[int, ...],
-              infos: list[Info]) -> bool:
+              infos: list[Info], steps: list[Step]) -> bool:
     if before.version != version:
         return False
     prev = infos[before.step]
     if before.filters == filters:
         # A sub-agent's launch prints a new agent id each time: not an answer.
-        if prev.out_fp != info.out_fp and info.cls != "task":
+        if info.cls != "task" and answer(steps[before.step], prev) != answer(steps[i], info):
             return False  # the same question, a new answer: something changed outside
         # The identical command with nothing changed at all is rerun_unchanged's/
         # exact_repeat's; here only what they cannot see (a cleared cache between).
