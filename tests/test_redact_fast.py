@@ -8,6 +8,7 @@ rule or a position that holds a hit.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -48,6 +49,16 @@ EDGES = [
     "curl -H 'Authorization: Basic dXNlcjpaOHF2TDJtV3g0cA=='", "auth = BASIC\tdXNlcjpaOHF2",
     "machine h.example.com\n  login me\n  password Zq8vL2mWx4p",
     "Authorization: token Zq8vL2mWx4pR7tYu9", 'authorization\\": \\"digest Zq8vL2mWx4pR7tYu9',
+    # the near-word gate: the character before and after the word, the 40-character window
+    "KEY:Zq8vL2mWx4pR7tYu9aBcD", "(api key Zq8vL2mWx4pR7tYu9aBcD)", "api_key Zq8vL2mWx4pR7tYu9aBcD",
+    "\u00e9token = 'Zq8vL2mWx4pR7tYu9aBcD'", "\u00e9 secret \u00e9 Zq8vL2mWx4pR7tYu9aBcD",
+    "secret\u00e9Zq8vL2mWx4pR7tYu9aBcD", "auth\u00a0Zq8vL2mWx4pR7tYu9aBcD",
+    "token\u2192 Zq8vL2mWx4pR7tYu9aBcD", "passphrase\t(`Zq8vL2mWx4pR7tYu9aBcD`)",
+    "Authentication failed: Zq8vL2mWx4pR7tYu9aBcD", "credentials=Zq8vL2mWx4pR7tYu9aBcD",
+    "token " + "ab " * 13 + "Zq8vL2mWx4pR7tYu9aBcD",  # 40 characters between: in the window
+    "token " + "ab " * 14 + "Zq8vL2mWx4pR7tYu9aBcD",  # 43: out of it
+    "token " + "\u00e9b " * 13 + "Zq8vL2mWx4pR7tYu9aBcD", "/token Zq8vL2mWx4pR7tYu9aBcD",
+    "\u00e9secret (Zq8vL2mWx4pR7tYu9aBcD)", "secret\u00e9 Zq8vL2mWx4pR7tYu9aBcD",
 ]
 
 
@@ -110,7 +121,7 @@ def test_hints_of_both_engines_agree_on_words() -> None:
     search = HintSearch(["pass", "token", "key", "cred"], [])
     for text in ["Pass the TOKEN", "no hint here", "\u212aey pass", "caf\u00e9 CRED k-ey",
                  "lone \ud83d pass", "pa\u017fs \u0130 key"]:
-        found, _ = search.find(text)
+        found = search.find(text)[0]
         # The pure-Python engine stands in for a gate it cannot test by reporting it.
         assert found - search.gates == search.search(text.lower()) - search.gates, text
 
@@ -176,3 +187,86 @@ def test_anchor_positions_are_the_offsets_str_find_gives() -> None:
     assert search.positions("Pass the key", ("key",)) == {"key": [9]}
     # Offsets of a non-ASCII text are not its bytes': the caller finds them itself.
     assert search.positions("caf\u00e9 key", words) is None
+
+
+def _atoms(tree: object) -> list[str]:
+    """Every one-character test of a parsed pattern, as a regex of its own."""
+    try:
+        import re._parser as sre_parse  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:  # Python 3.10
+        import sre_parse  # type: ignore[no-redef,unused-ignore]
+    c = sre_parse
+    category = {c.CATEGORY_WORD: r"\w", c.CATEGORY_NOT_WORD: r"\W", c.CATEGORY_SPACE: r"\s",
+                c.CATEGORY_NOT_SPACE: r"\S", c.CATEGORY_DIGIT: r"\d",
+                c.CATEGORY_NOT_DIGIT: r"\D"}
+    out: list[str] = []
+
+    def item(op: object, av: object) -> str:
+        if op is c.LITERAL:
+            return re.escape(chr(av))  # type: ignore[arg-type]
+        if op is c.RANGE:
+            return f"{re.escape(chr(av[0]))}-{re.escape(chr(av[1]))}"  # type: ignore[index]
+        if op is c.CATEGORY:
+            return category[av]
+        raise AssertionError(f"unexpected class item {op}")
+
+    def walk(seq: object) -> None:
+        for op, av in seq:  # type: ignore[attr-defined]
+            if op in (c.LITERAL, c.NOT_LITERAL):
+                out.append(("[^%s]" if op is c.NOT_LITERAL else "[%s]") % re.escape(chr(av)))
+            elif op is c.IN:
+                neg = av and av[0][0] is c.NEGATE
+                body = "".join(item(o, a) for o, a in (av[1:] if neg else av))
+                out.append(f"[{'^' if neg else ''}{body}]")
+            elif op is c.ANY:
+                out.append(".")
+            elif op is c.AT:
+                out.append(r"\w")  # word boundaries test \w on each side; ^ and $ test \n
+                out.append(r"\n")
+            elif op is c.SUBPATTERN:
+                walk(av[-1])
+            elif op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                walk(av[2])
+            elif op is c.BRANCH:
+                for branch in av[1]:
+                    walk(branch)
+            elif op in (c.ASSERT, c.ASSERT_NOT):
+                walk(av[1])
+            else:
+                raise AssertionError(f"unexpected pattern op {op}")
+
+    walk(sre_parse.parse(tree.pattern, tree.flags))  # type: ignore[attr-defined]
+    return out
+
+
+def test_rules_read_an_ascii_lowered_text_as_the_lowered_text() -> None:
+    """``hints.lowered``: where no character folds into ASCII, only ASCII needs lowering.
+
+    Every pattern run on the lowered text, at every one-character test it makes, must treat
+    each non-ASCII character and its lower case alike; the Python checks on the lowered text
+    (the letter before a word, the rest of a word) test ASCII sets only.
+    """
+    from pipeline.privacy import contexts, hints
+
+    patterns = [r.pattern for r in (*ENGINE.PEM, *ENGINE.PREFIXED, *ENGINE._HEADER_RULES,
+                                    ENGINE._ASSIGN) if r.folded is not None]
+    patterns += [c.pattern for c in ENGINE.CONTEXTS if c.fold] + [contexts._NEAR_WORD]
+    assert len(patterns) > 10
+    tests = sorted({a for p in patterns for a in _atoms(p)})
+    compiled = [re.compile(a) for a in tests]
+    fold = set(hints._ASCII_FOLDING)
+    changed = [(chr(i), chr(i).lower()) for i in range(128, 0x110000)
+               if chr(i).lower() != chr(i) and chr(i) not in fold]
+    changed.append(("\u03a3", "\u03c2"))  # final sigma: lowered by context
+    assert len(changed) > 1000
+    for ch, low in changed:
+        assert len(low) == 1 and not low.isascii(), ch
+        for a, rx in zip(tests, compiled, strict=True):
+            assert bool(rx.fullmatch(ch)) == bool(rx.fullmatch(low)), (a, ch, low)
+    for chars in (contexts._BEFORE_WORD, contexts._WORD_CHARS):
+        assert all(c.isascii() for c in chars)
+    # and the function itself: the same length, ASCII lowered, the rest kept
+    text = "Caf\u00c9 PASSWORD: \u00c4bc \ud83d TOKEN"
+    got = hints.lowered(text, text.encode("utf-8", "surrogatepass"))
+    assert got == "caf\u00c9 password: \u00c4bc \ud83d token"
+    assert hints.lowered(text, None) == text.lower()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from .redact import (
@@ -210,24 +211,58 @@ class SessionSecrets:
 def _strings(obj: Any, depth: int, out: list[str]) -> bool:
     """Put into ``out`` the strings ``SessionSecrets._walk`` passes to its function.
 
+    They are joined for one hint search, so their order does not matter: a dict's own
+    strings come before those of the containers it holds.
+
     Returns:
         True when a dict on the way has a secret-like key (``_field`` may replace its value).
     """
-    if type(obj) is str or isinstance(obj, str):
+    kind = type(obj)
+    if kind is str:
+        out.append(obj)
+        return False
+    if kind is not dict:
+        return _strings_any(obj, depth, out)
+    if depth > 64:
+        return False
+    # Strings are taken in the loop, not by a call each: most values of a tool call's
+    # arguments and of a step's extras are strings.
+    nested = None
+    for v in obj.values():
+        kind = type(v)
+        if kind is str:
+            out.append(v)
+        elif kind is dict or kind is list or isinstance(v, (str, dict, list)):
+            if nested is None:
+                nested = [v]
+            else:
+                nested.append(v)
+    named = False
+    for k in _secret_keys(tuple(obj)):  # the same few key sets recur: asked once each
+        if type(obj[k]) is str:
+            named = True
+            break
+    if nested is not None:
+        for v in nested:
+            named = _strings(v, depth + 1, out) or named
+    return named
+
+
+def _strings_any(obj: Any, depth: int, out: list[str]) -> bool:
+    """``_strings`` of a list, a subclass of str, dict or list, or a scalar."""
+    if isinstance(obj, str):
         out.append(obj)
         return False
     named = False
     if depth > 64:
         return False
-    # Strings are taken in the loop, not by a call each: most values of a tool call's
-    # arguments and of a step's extras are strings.
     if isinstance(obj, dict):
         for k, v in obj.items():
             if type(v) is str:
                 out.append(v)
                 if not named and type(k) is str and _secret_name(k):
                     named = True
-            elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
+            elif isinstance(v, (str, dict, list)):
                 named = _strings(v, depth + 1, out) or named
     elif isinstance(obj, list):
         for v in obj:
@@ -236,3 +271,9 @@ def _strings(obj: Any, depth: int, out: list[str]) -> bool:
             elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
                 named = _strings(v, depth + 1, out) or named
     return named
+
+
+@lru_cache(maxsize=4096)
+def _secret_keys(keys: tuple[Any, ...]) -> tuple[str, ...]:
+    """The secret-like names among a dict's keys."""
+    return tuple(k for k in keys if type(k) is str and _secret_name(k))

@@ -29,7 +29,7 @@ from typing import Any
 
 from .anchors import anchored, occurrences
 from .contexts import CONTEXTS, NEAR_HINTS, Context, context_hits, near_starts, near_word_hits
-from .hints import RUN_CHARS, HintSearch
+from .hints import RUN_CHARS, HintSearch, lowered
 from .rules import PEM, PREFIXED, Rule, matches, rule
 from .values import CHECKS, PLACEHOLDER_PREFIX, is_placeholder, strong
 
@@ -268,17 +268,18 @@ def quiet(text: str) -> bool:
 
 
 def _scan(text: str) -> list[SecretHit]:
+    data: bytes | None = None
     if _FULL:
         low: str | None = text.lower()
         plan = _make_plan(_HINTS.everything)
     else:
-        present, low = _HINTS.find(text)
+        present, low, data = _HINTS.find(text)
         if not present:
             return []
         plan = _plan(present)
     if low is None:
         # Shape rules read ``text`` only: lowering is skipped when nothing else runs.
-        low = text.lower() if plan.low else text
+        low = lowered(text, data) if plan.low else text
     gated = not _FULL
     hits: list[SecretHit] = []
     for r in plan.pem:
