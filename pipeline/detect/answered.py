@@ -39,6 +39,7 @@ from . import shell
 from .actions import Info, infos_for, is_cleanup, no_op_install, shape
 from .base import register
 from .build import make_finding
+from .rerun_unchanged import cleaned_reruns
 
 REFILTER_WINDOW = 20
 """Steps within which the same output asked through another filter is the same question."""
@@ -171,6 +172,8 @@ def _same_packages(a: frozenset[str], b: frozenset[str]) -> bool:
 def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Steps whose question an earlier step answered with nothing it depends on changed."""
     infos = infos_for(traj)
+    # The same failing run after only a clean-up, failing the same way, is rerun_cleaned's.
+    cleaned = {i for chain in cleaned_reruns(traj, infos) for i in chain[1:]}
     counts = dict.fromkeys(("files", "packages", "environment", "person", "clean"), 0)
     asked: dict[tuple[str, str], _Asked] = {}
     chains: dict[int, list[int]] = {}
@@ -184,8 +187,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             if before is not None and topic == "package" and not _same_packages(
                     names, before.subjects):
                 before = None
-            if before is not None and _answered(before, i, info, filters, version, infos,
-                                                  traj.steps):
+            if before is not None and i not in cleaned and _answered(
+                    before, i, info, filters, version, infos, traj.steps):
                 chain = chains.pop(before.step, [before.step])
                 chain.append(i)
                 chains[i] = chain
