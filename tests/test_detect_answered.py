@@ -307,6 +307,7 @@ def test_a_patch_the_shell_refused_re_sent_and_accepted_is_not_wasted(
             failed=True),
         _sh(PATCH.format(prose=""), "")])
     assert _wasted(t) == []
+    assert _reps(t) == {1: (0, False)}  # a repeat of the refused one, that answered it
 
 
 def test_a_check_the_shell_refused_re_sent_is_still_wasted(tmp_path: Path) -> None:

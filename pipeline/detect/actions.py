@@ -930,6 +930,7 @@ def _analyze(traj: Trajectory) -> list[Info]:
             info.extra.pop("script_unknown", None)
         if rejected:
             info.failed = True
+            info.extra["unran"] = True
             info.extra["meant_targets"] += info.writes
             info.writes = ()
         if step.kind in _NEW_CONTEXT:

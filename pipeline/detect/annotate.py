@@ -16,8 +16,9 @@ another spelling of its folder (``same_place``); an inline script re-run with a 
 edited body (``script``, see ``scripts``); a near-equal observing command
 (``similar``: same program, same target files, token Jaccard at least
 ``near_repeat_similarity``); a failed edit of a file retried after an earlier failed edit of
-it (``edit_retry``); and a file created again in whole (``rewrite``: deleted and re-created,
-a patch script re-written). Every map is keyed and bounded, so the pass stays linear.
+it (``edit_retry``); a file created again in whole (``rewrite``: deleted and re-created,
+a patch script re-written); and a command the shell refused to parse, sent again
+(``reissue``). Every map is keyed and bounded, so the pass stays linear.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from .actions import (
 from .edit_retry import OPEN_TARGETS, same_target, target
 from .refusals import MISTAKE_FAMILIES
 from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
+from .unran import reissue_of
 
 SIMILAR_WINDOW = 8
 """Recent commands per (program, targets) compared for ``similar`` (bounded: linear pass)."""
@@ -75,8 +77,8 @@ class Repeat:
     """Source id of that earliest step."""
     kind: str
     """How the intent matched: exact, same_action, reread, edit_retry, rewrite, rerun,
-    refilter, same_place, script, similar, or the finding family that claimed the step as
-    wasted."""
+    refilter, same_place, script, similar, reissue, or the finding family that claimed the
+    step as wasted."""
     wasted: bool
     """True when a finding lists the step as wasted (nothing between could change it)."""
 
@@ -153,6 +155,7 @@ class _Matcher:
         self.similar: dict[tuple[str, tuple[str, ...]], list[tuple[frozenset[str], int]]] = {}
         self.scripts: list[Script] = []
         self.looked: set[str] = set()
+        self.unran = -1
 
     def match(self, i: int, info: Info, key: str | None) -> tuple[int, str] | None:
         """The earlier step ``i`` repeats and how, then remember ``i``."""
@@ -180,6 +183,10 @@ class _Matcher:
             found = self._similar(info)
         elif info.cls in ("edit", "write") and (info.paths or info.content is not None):
             found = self._rewrite(info)
+        if found is None and self.unran >= 0 and info.shell and reissue_of(
+                self.infos[self.unran], info):
+            # The command the shell refused, sent again (a patch made runnable, a check).
+            found = (self.unran, "reissue")
         if found is not None and (self._elsewhere(found, info) or self._new_work(found, info)):
             found = None
         if (script := script_of(i, info)) is not None:
@@ -238,6 +245,7 @@ class _Matcher:
         return None
 
     def _remember(self, i: int, info: Info, key: str | None) -> None:
+        self.unran = i if info.extra.get("unran") else -1
         if info.shell and info.command.lstrip().startswith("cd "):
             self.last_cd = i
         # An edit changes a file's text, never which names a folder holds.
