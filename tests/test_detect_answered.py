@@ -363,3 +363,38 @@ def test_a_redacted_call_sent_again_with_an_output_of_another_length_is_new(
     t = _atif(tmp_path, [_redacted(77, 113, "339fb0f3"), _redacted(77, 102, "62c6aa4d")])
     assert _wasted(t) == []
     assert _reps(t) == {1: (0, False)}
+
+
+# ---- an edit tool that refused its own program or patch text (labels rule book) ----
+
+PY_INSERT = ("python3 - <<'PY'\nfrom pathlib import Path\np = Path('shop/forms.py')\n"
+             "s = p.read_text()\np.write_text(s.replace('required=False)', "
+             "'required=False, disabled=True)'))\nprint('Inserted')\nPY")
+AWK = ("awk '{print $0; if($0 ~ /required, False/) { print \"    disabled=True,\" }}' "
+       "shop/forms.py > /tmp/f.py && mv /tmp/f.py shop/forms.py")
+
+
+def test_a_retry_after_awk_refused_its_own_program_is_not_wasted(tmp_path: Path) -> None:
+    t = _atif(tmp_path, [_sh(AWK, "awk: line 1: syntax error at or near ,", failed=True),
+                         _sh(PY_INSERT, "Inserted")])
+    assert _wasted(t) == []
+    assert _reps(t) == {1: (0, False)}  # the same edit retried, answering the refusal
+
+
+def test_a_retry_after_git_apply_refused_its_patch_text_is_not_wasted(tmp_path: Path) -> None:
+    patch = ("git apply -p0 <<'PATCH'\n*** Begin Patch\n*** Update File: shop/forms.py\n"
+             "-    required=False)\n+    required=False, disabled=True)\n*** End Patch\nPATCH")
+    sed = "sed -i 's/required=False)/required=False, disabled=True)/' shop/forms.py"
+    t = _atif(tmp_path, [_sh(patch, "error: unrecognized input", failed=True), _sh(sed, "")])
+    assert _wasted(t) == []
+
+
+def test_a_retry_after_git_apply_did_not_match_the_file_is_wasted(tmp_path: Path) -> None:
+    patch = ("git apply <<'PATCH'\n--- a/shop/forms.py\n+++ b/shop/forms.py\n@@ -10 +10 @@\n"
+             "-    required=False)\n+    required=False, disabled=True)\nPATCH")
+    sed = "sed -i 's/required=False)/required=False, disabled=True)/' shop/forms.py"
+    t = _atif(tmp_path, [
+        _sh(patch, "error: patch failed: shop/forms.py:10\nerror: shop/forms.py: patch does "
+            "not apply", failed=True),
+        _sh(sed, "")])
+    assert _wasted(t) == [1]

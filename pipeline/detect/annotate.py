@@ -45,6 +45,7 @@ from .actions import (
 from .edit_retry import OPEN_TARGETS, same_target, target
 from .refusals import MISTAKE_FAMILIES
 from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
+from .shell_edits import retries
 from .unran import reissue_of
 
 SIMILAR_WINDOW = 8
@@ -321,6 +322,8 @@ def annotate_repeats(
     infos = analyze(traj)
     set_current(None)
     matcher = _Matcher(settings, infos, persistent=traj.agent in PERSISTENT_SHELLS)
+    # A shell edit after an attempt that did not apply retries it, wasted or not.
+    shell_retries = {i: j for j, i, _ in retries(traj, infos)}
     first: dict[int, int] = {}
     out: list[Repeat] = []
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
@@ -330,6 +333,8 @@ def annotate_repeats(
         if not is_action(info) and sid not in claimed:
             continue
         hit = matcher.match(i, info, step.action_key) if is_action(info) else None
+        if hit is None and i in shell_retries:
+            hit = (shell_retries[i], "edit_retry")
         if hit is None and sid in claimed:
             hit = (claimed[sid][1], claimed[sid][0])
         if hit is None or hit[0] >= i:

@@ -66,6 +66,21 @@ def _stopped_before_writing(step: Step, info: Info) -> bool:
     return bool(write and lines and lines[-1] < write)
 
 
+# An edit tool that refused the text it was given (its program, its patch), not the file: the
+# attempt wrote nothing, and what it teaches is its own syntax. One row per tool.
+_OWN_TEXT_REFUSED = re.compile(
+    r"^awk: (?:cmd\. )?line:? ?\d*:? .*syntax error|"      # awk's own program
+    r"^sed: -e expression #\d+, char \d+: |"              # a sed script that does not parse
+    r"syntax error at -e line \d+|"                        # perl -e
+    r"^error: (?:unrecognized input|corrupt patch|No valid patches in input)|"  # git apply
+    r"Only garbage was found in the patch input", re.M)   # patch
+
+
+def refused_own_text(step: Step) -> bool:
+    """The edit tool refused its own program or patch text (it never read the file)."""
+    return bool(_OWN_TEXT_REFUSED.search(step.output[:2000]))
+
+
 def missed(step: Step, info: Info) -> bool:
     """The attempt left its file as it was (see the module docstring)."""
     if shell_rejected(step) or _MISSED.search(step.output):
@@ -82,22 +97,28 @@ def informed(traj: Trajectory, infos: list[Info], j: int, i: int) -> bool:
     """The retry at ``i`` follows something learned since the missed attempt at ``j``.
 
     A script the interpreter refused (text after its here-document's end) taught only its
-    own syntax: the next attempt is the same edit made runnable, a fix of the script. A run
+    own syntax: the next attempt is the same edit made runnable, a fix of the script; so with
+    awk, sed, perl or ``git apply`` refusing their own program or patch text when the next
+    attempt applies (``refused_own_text``). A run
     or check between the two (reading the file with another encoding, a test) is a diagnosis:
     the attempt after it acts on new information. Looking at the file again is not.
     """
     if script_rejected(traj.steps[j]) and not shell_rejected(traj.steps[j]):
         return True
+    if refused_own_text(traj.steps[j]) and not missed(traj.steps[i], infos[i]):
+        # The tool refused the attempt's own program or patch text; the retry that applies
+        # answers that refusal (labels rule book: a retry that answers its error).
+        return True
     return any(infos[k].cls not in _LOOKS for k in range(j + 1, i)
                if traj.steps[k].kind == "tool" and not targets(infos[k]))
 
 
-@register("shell_edit_retry")
-def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
-    """Chains of shell edits of one file, each after an attempt that did not apply."""
-    infos = infos_for(traj)
+def retries(traj: Trajectory, infos: list[Info]) -> Iterator[tuple[int, int, bool]]:
+    """``(missed attempt, retry, wasted)`` for each shell edit retried after a missed one.
+
+    The retry repeats the attempt either way; it is wasted unless ``informed``.
+    """
     last: dict[str, tuple[int, bool]] = {}
-    chains: dict[int, list[int]] = {}
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
         if info.unknown_mutation or info.git_restore:
             last.clear()  # a checkout or install may have changed any file
@@ -109,18 +130,25 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             continue
         if not paths:
             continue
-        miss = missed(step, info)
         before = [last[p][0] for p in paths if p in last and last[p][1]
                   and i - last[p][0] <= RETRY_WINDOW]
-        if before and informed(traj, infos, max(before), i):
-            before = []
         if before:
-            j = max(before)
+            yield (max(before), i, not informed(traj, infos, max(before), i))
+        miss = missed(step, info)
+        for p in paths:
+            last[p] = (i, miss)
+
+
+@register("shell_edit_retry")
+def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """Chains of shell edits of one file, each after an attempt that did not apply."""
+    infos = infos_for(traj)
+    chains: dict[int, list[int]] = {}
+    for j, i, wasted in retries(traj, infos):
+        if wasted:
             chain = chains.pop(j, [j])
             chain.append(i)
             chains[i] = chain
-        for p in paths:
-            last[p] = (i, miss)
     for chain in sorted(chains.values(), key=lambda c: c[0]):
         path = targets(infos[chain[-1]])[0]  # the last is a shell edit (the first may not be)
         yield make_finding(
