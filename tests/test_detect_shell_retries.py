@@ -93,11 +93,23 @@ DECODE = ("Traceback (most recent call last):\n  File \"<stdin>\", line 4, in <m
 # ---- a failed edit retried with another tool --------------------------------------------------
 
 def test_a_failed_sed_edit_retried_as_a_patch_script_is_wasted(tmp_path: Path) -> None:
+    denied = "sed: couldn't open temporary file shop/sedq1Xz2: Permission denied"
     t = _codex(tmp_path, [("nl -ba shop/server.py | sed -n '30,60p'", 0, "    30\tdef head():"),
-                          (BAD_SED, 1, SED_FAILED),
+                          (SED, 1, denied),
                           (_patch("return body", "return b''"), 0, "patched shop/server.py")])
     assert _reps(t) == {2: (1, True)}
     assert _wasted(t) == {2: "edit_retry"}
+
+
+def test_a_patch_script_after_sed_refused_its_own_expression_is_not_wasted(
+        tmp_path: Path) -> None:
+    # sed never read the file: what failed is its own script (the labels' rule book, issue
+    # 12's fourth round: a retry that answers the error it got is not wasted).
+    t = _codex(tmp_path, [("nl -ba shop/server.py | sed -n '30,60p'", 0, "    30\tdef head():"),
+                          (BAD_SED, 1, SED_FAILED),
+                          (_patch("return body", "return b''"), 0, "patched shop/server.py")])
+    assert _reps(t) == {2: (1, False)}
+    assert _wasted(t) == {}
 
 
 def test_a_patch_script_that_died_before_writing_is_retried(tmp_path: Path) -> None:
