@@ -398,3 +398,18 @@ def test_a_retry_after_git_apply_did_not_match_the_file_is_wasted(tmp_path: Path
             "not apply", failed=True),
         _sh(sed, "")])
     assert _wasted(t) == [1]
+
+
+# ---- context compaction (labels rule book): what was shown before it left the context ----
+
+def test_questions_asked_again_after_a_compaction_are_repeats_not_waste() -> None:
+    from _detect_helpers import compaction, sh, traj
+
+    lint = "pnpm --filter web lint 2>&1"
+    t = traj(sh(f"{lint} | tail -20", "src/a.ts:3 error"), compaction(),
+             sh(f"{lint} | grep error", "src/a.ts:3 error"),
+             sh("cat src/a.ts", "let x: any"), compaction(), sh("cat src/a.ts", "let x: any"))
+    assert detect_all(t) == []
+    tools = [s.index for s in t.steps if s.kind == "tool"]
+    assert [(r.step, r.repeat_of_step, r.wasted) for r in annotate_repeats(t)] == [
+        (tools[1], tools[0], False), (tools[3], tools[2], False)]

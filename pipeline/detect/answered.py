@@ -52,11 +52,11 @@ FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq",
 """Programs that only select from the output piped into them."""
 
 DEPENDS: dict[str, frozenset[str]] = {
-    "output": frozenset({"files", "packages", "environment", "person"}),
-    "package": frozenset({"packages", "environment", "person"}),
+    "output": frozenset({"files", "packages", "environment", "person", "context"}),
+    "package": frozenset({"packages", "environment", "person", "context"}),
     # A person's turn does not excuse a re-read, nor a sub-agent sent again with the same
     # instructions (its notifications arrive as turns of the person).
-    "task": frozenset({"files", "packages", "environment", "clean"}),
+    "task": frozenset({"files", "packages", "environment", "clean", "context"}),
 }
 """Which kinds of change (``change_kinds``) each question's answer depends on."""
 
@@ -86,13 +86,15 @@ class _Asked:
 
 
 def change_kinds(step: Step, info: Info) -> frozenset[str]:
-    """Kinds of state a step changed: files, packages, environment, person, or clean.
+    """Kinds of state a step changed: files, packages, environment, person, context, clean.
 
     ``clean`` is a change that only removed build output or caches; an install that printed
     that it changed nothing and a failed step change nothing.
     """
-    if step.kind in ("user", "compaction"):
+    if step.kind == "user":
         return frozenset({"person"})
+    if step.kind == "compaction":
+        return frozenset({"context"})  # the answers shown before it left the agent's context
     if step.kind != "tool" or info.cls == "none":
         return frozenset()
     if info.state_after == info.state and not info.env_change:
@@ -174,7 +176,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     infos = infos_for(traj)
     # The same failing run after only a clean-up, failing the same way, is rerun_cleaned's.
     cleaned = {i for chain in cleaned_reruns(traj, infos) for i in chain[1:]}
-    counts = dict.fromkeys(("files", "packages", "environment", "person", "clean"), 0)
+    counts = dict.fromkeys(("files", "packages", "environment", "person", "clean", "context"),
+                           0)
     asked: dict[tuple[str, str], _Asked] = {}
     chains: dict[int, list[int]] = {}
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
