@@ -59,6 +59,14 @@ EDGES = [
     "token " + "ab " * 14 + "Zq8vL2mWx4pR7tYu9aBcD",  # 43: out of it
     "token " + "\u00e9b " * 13 + "Zq8vL2mWx4pR7tYu9aBcD", "/token Zq8vL2mWx4pR7tYu9aBcD",
     "\u00e9secret (Zq8vL2mWx4pR7tYu9aBcD)", "secret\u00e9 Zq8vL2mWx4pR7tYu9aBcD",
+    # context rules tried only where their first word is (``Context.starts``)
+    "log\nEnter password: Zq8vL2mWx4p", "Enter passphrase: Zq8vL2mWx4p", "x\npassword: Zq8vL2mW",
+    "[sudo] password for me: Zq8vL2mWx4p", "me@host's password: Zq8vL2mWx4p\n",
+    "Enter passphrase for key '/home/me/.ssh/id': Zq8vL2mWx4p",
+    "Password for 'https://me@github.com': Zq8vL2mWx4p",
+    '{"auths": {"r.io": {"auth": "dXNlcjpaOHF2TDJtV3g0cA=="}}}',
+    '{\\"auth\\": \\"dXNlcjpaOHF2TDJtV3g0cA==\\"}', '"IdentityToken": "Zq8vL2mWx4pR7tYu9aB"',
+    '\\"registrytoken\\": \\"Zq8vL2mWx4pR7tYu9aB\\"',
 ]
 
 
@@ -185,8 +193,12 @@ def test_anchor_positions_are_the_offsets_str_find_gives() -> None:
         got = search.positions(text, ("pass", "key", "ss"))
         assert got == {w: occurrences(text.lower(), (w,)) for w in words}, text
     assert search.positions("Pass the key", ("key",)) == {"key": [9]}
-    # Offsets of a non-ASCII text are not its bytes': the caller finds them itself.
+    # Offsets of a non-ASCII text are not its bytes': without them the caller finds them.
     assert search.positions("caf\u00e9 key", words) is None
+    for text in ["caf\u00e9 KEY pass \U0001f511key", "\u00e9" * 9 + "sss", "lone \ud83d pass",
+                 "\u2192key\u2192", "\u00e9\u00e9"]:
+        got = search.positions(text, words, text.encode("utf-8", "surrogatepass"))
+        assert got == {w: occurrences(text.lower(), (w,)) for w in words}, text
 
 
 def _atoms(tree: object) -> list[str]:

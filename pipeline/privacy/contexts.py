@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .anchors import search_from
+from .anchors import anchored, occurrences, search_from
 from .values import CHECKS, weak
 
 # A value: ``\"v\"`` (inside a JSON string), "v", 'v', `v`, or bare.
@@ -35,12 +35,16 @@ class Context:
     """Pattern written in lower case, run on the lowered text."""
     folded: re.Pattern[str]
     """IGNORECASE twin, for text whose length changes when lowered."""
+    starts: tuple[str, ...] = ()
+    """Lower-case words every match starts with: the rule is tried at their occurrences only
+    (``anchors.py``), where a pattern with no literal first character makes ``finditer``
+    try every position. Empty: tried everywhere."""
 
 
 def _ctx(kind: str, pattern: str, hints: tuple[str, ...], strength: str, *,
-         fold: bool = True, flags: int = 0) -> Context:
+         fold: bool = True, flags: int = 0, starts: tuple[str, ...] = ()) -> Context:
     return Context(kind, re.compile(pattern, flags), hints, strength, fold,
-                   re.compile(pattern, flags | re.IGNORECASE))
+                   re.compile(pattern, flags | re.IGNORECASE), starts)
 
 
 _PW_FLAG = (r"(?:password|passwd|pass|pwd|passphrase|token|secret|api[-_]?key|apikey|"
@@ -66,9 +70,11 @@ CONTEXTS: list[Context] = [
     _ctx("netrc-password", r"machine\s+\S+(?:\s+(?:login|account)\s+\S+){0,2}"
          r"\s+password\s+" + _V, ("machine",), "strong"),
     # Docker config.json and npm auth files.
-    _ctx("docker-auth", r"\\?\"auth\\?\"\s*:\s*" + _V, ('auth"', 'auth\\"'), "b64cred"),
+    _ctx("docker-auth", r"\\?\"auth\\?\"\s*:\s*" + _V, ('auth"', 'auth\\"'), "b64cred",
+         starts=('\\"auth', '"auth')),
     _ctx("docker-auth", r"\\?\"(?:identitytoken|registrytoken)\\?\"\s*:\s*" + _V,
-         ("identitytoken", "registrytoken"), "named"),
+         ("identitytoken", "registrytoken"), "named",
+         starts=('\\"identitytoken', '"identitytoken', '\\"registrytoken', '"registrytoken')),
     _ctx("npm-auth", r"_(?<!\w_)(?:authtoken|auth|password)[ \t]*=[ \t]*" + _V,
          ("_auth", "_pass"), "strong"),
     # Password prompts echoed back: user@host's password: v, [sudo] password for u: v.
@@ -76,7 +82,8 @@ CONTEXTS: list[Context] = [
          r"(?:key )?[^:\n]{1,200}|password for '[^'\n]{1,200}'|^(?:enter )?(?:password|"
          r"passphrase))[ \t]*:[ \t]*" + _V, ("'s password", "[sudo]", "passphrase for",
                                              "password for", "password:", "passphrase:"),
-         "strong", flags=re.MULTILINE),
+         "strong", flags=re.MULTILINE,
+         starts=("'s password", "[sudo]", "password", "passphrase", "enter ")),
     # Basic auth in any spelling, recognised by its decoded ``user:password``.
     _ctx("basic-auth", r"basic(?<![a-z0-9_]basic)[ \t]+([a-z0-9+/]{6,}={0,2})(?![a-z0-9+/=])",
          ("basic",), "b64cred"),
@@ -107,14 +114,15 @@ def b64cred(value: str) -> bool:
 _CHECKS = {**CHECKS, "b64cred": b64cred}
 
 
-def context_hits(text: str, low: str,
-                 contexts: Iterable[Context]) -> Iterator[tuple[str, int, int]]:
+def context_hits(text: str, low: str, contexts: Iterable[Context],
+                 gated: bool = True) -> Iterator[tuple[str, int, int]]:
     """(kind, start, end) of every context value in ``text`` that passes its check.
 
     Args:
         text: The text.
         low: ``text.lower()``.
         contexts: The rules to run (those with a hint in the text), in table order.
+        gated: Try a rule with ``starts`` only there (tests turn this off).
     """
     same = len(low) == len(text)
     for c in contexts:
@@ -123,7 +131,11 @@ def context_hits(text: str, low: str,
         else:
             source, pattern = text, c.pattern
         check = _CHECKS[c.strength]
-        for m in pattern.finditer(source):
+        if gated and c.starts and source is low:
+            found: Iterable[re.Match[str]] = anchored(pattern, low, occurrences(low, c.starts))
+        else:
+            found = pattern.finditer(source)
+        for m in found:
             gi = next((i for i in range(1, (m.lastindex or 0) + 1) if m.group(i) is not None),
                       0)
             if not gi:

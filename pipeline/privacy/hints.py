@@ -144,26 +144,45 @@ class HintSearch:
         low = text.lower()
         return self.search(low), low, None
 
-    def positions(self, text: str, words: tuple[str, ...]) -> dict[str, list[int]] | None:
+    def positions(self, text: str, words: tuple[str, ...],
+                  data: bytes | None = None) -> dict[str, list[int]] | None:
         """Every start offset of each of ``words`` (``anchors``) in ``text``, ignoring case.
 
         One hyperscan pass for all of them, where ``str.find`` per word over a big file view
-        costs a pass each. None without hyperscan (or with the pure-Python engine forced) or
-        for a text that is not ASCII, whose byte offsets are not character offsets.
+        costs a pass each. The offsets are those of ``text.lower()`` (and ``lowered``) too:
+        the text is ASCII, or no character of it folds into ASCII (``data`` given: the
+        UTF-8 that ``find`` read), so only ASCII letters match and none changes the length.
+        None without hyperscan (or with the pure-Python engine forced), or for a non-ASCII
+        text without ``data``.
 
         Args:
-            text: The text (offsets are those of ``text.lower()`` too: it is ASCII).
+            text: The text.
             words: The anchors wanted.
+            data: ``find``'s bytes of ``text``.
         """
-        if self.db is None or self.anchor_db is None or not text.isascii():
+        if self.db is None or self.anchor_db is None:
             return None
+        ascii_text = text.isascii()
+        if data is None:
+            if not ascii_text:
+                return None
+            data = text.encode()
         found: list[tuple[int, int]] = []
         scratch = getattr(self._local, "anchor_scratch", None)
         if scratch is None:
             scratch = self._local.anchor_scratch = hyperscan.Scratch(self.anchor_db)
-        self.anchor_db.scan(text.encode(), _collect_at, 0, found, scratch)
+        self.anchor_db.scan(data, _collect_at, 0, found, scratch)
         out: dict[str, list[int]] = {w: [] for w in words}
         anchors = self.anchors
+        if not ascii_text and found:  # byte offsets -> character offsets
+            chars: dict[int, int] = {}
+            at = count = 0
+            for b in sorted({end - len(anchors[i]) for i, end in found}):
+                # A word starts a character: each slice decodes whole.
+                count += len(data[at:b].decode("utf-8", "surrogatepass"))
+                chars[b] = count
+                at = b
+            found = [(i, chars[end - len(anchors[i])] + len(anchors[i])) for i, end in found]
         for i, end in found:  # in order of end offset: per word, in order of start
             got = out.get(anchors[i])
             if got is not None:

@@ -29,6 +29,9 @@ from .redact import (
     replace_hits,
     scan,
 )
+from .redact import (
+    _scan as _scan_text,
+)
 from .values import is_placeholder
 
 FRAGMENT = 12
@@ -108,25 +111,21 @@ class SessionSecrets:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
         if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
-        hits = self._scan(text)
-        if not hits and not self._known:  # most texts
+        # ``_scan`` inlined: this runs for every text of every step.
+        seen = self._seen.get(text)
+        if seen is None:
+            seen = tuple(_scan_text(text))  # ``scan`` without its length test, done above
+            if self._seen_chars < _SEEN_MAX_CHARS:
+                self._seen[text] = seen
+                self._seen_chars += len(text)
+        if not seen and not self._known:  # most texts
             return text
+        hits = list(seen)
         for h in hits:
             self.learn(text[h.start:h.end], h.kind)
         if self._known:
             hits = _resolve(hits + self.spans(text))
         return replace_hits(text, hits, counts)
-
-    def _scan(self, text: str) -> list[SecretHit]:
-        """``scan``, remembered per text: the same text gives the same hits."""
-        seen = self._seen.get(text)
-        if seen is not None:
-            return list(seen)
-        hits = scan(text)
-        if self._seen_chars < _SEEN_MAX_CHARS:
-            self._seen[text] = tuple(hits)
-            self._seen_chars += len(text)
-        return hits
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""

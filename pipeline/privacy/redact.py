@@ -311,11 +311,12 @@ def _scan(text: str) -> list[SecretHit]:
             hits.append(SecretHit(kind, m.start(2), m.end(2)))
     # Contexts before assignments: on the same span the more specific kind names the hit.
     if plan.contexts:
-        hits.extend(SecretHit(k, a, b) for k, a, b in context_hits(text, low, plan.contexts))
+        hits.extend(SecretHit(k, a, b)
+                    for k, a, b in context_hits(text, low, plan.contexts, gated))
     # The keyword rules run only at their keywords (``anchors.py``): big file views hold a
     # few ``key``s but would cost a full regex pass each. The keywords' offsets come from one
     # hyperscan pass when it is installed (``str.find`` is a pass per keyword).
-    occ = _HINTS.positions(text, plan.words) if gated and plan.words else None
+    occ = _HINTS.positions(text, plan.words, data) if gated and plan.words else None
     if occ is None:
         occ = {w: occurrences(low, (w,)) for w in plan.words}
     if plan.assign:
