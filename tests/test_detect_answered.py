@@ -413,3 +413,14 @@ def test_questions_asked_again_after_a_compaction_are_repeats_not_waste() -> Non
     tools = [s.index for s in t.steps if s.kind == "tool"]
     assert [(r.step, r.repeat_of_step, r.wasted) for r in annotate_repeats(t)] == [
         (tools[1], tools[0], False), (tools[3], tools[2], False)]
+
+
+def test_a_forced_typecheck_without_the_build_output_asks_something_new(
+        tmp_path: Path) -> None:
+    forced = ("• Running typecheck in 8 packages\n@chkit/core:typecheck: cache bypass, force "
+              "executing 1480607577661134\n Tasks:    8 successful, 8 total")
+    run = "npx turbo run typecheck --force --filter='*' 2>&1"
+    t = _claude(tmp_path, [
+        _bash(run, forced), (USER, {}, "is it working now? verify it before you push", False),
+        _bash(f"rm -rf /home/dev/shop/packages/*/dist && {run}", forced)])
+    assert _wasted(t) == []

@@ -9,8 +9,9 @@ state, with the kinds of change its answer depends on (``DEPENDS``):
 - ``output``: what a program prints for a target (a lint run, a typecheck, ``uv pip list``,
   ``git show x:f``), with output filters stripped, so ``lint | grep error`` and ``lint | tail``
   ask one question. It depends on every change of files or environment, except removing
-  build output or caches (``rm -rf dist`` / ``node_modules/.cache``): the answer comes from
-  the sources, so a typecheck after clearing its cache answers what the one before did;
+  build output or caches (``rm -rf dist`` / ``node_modules/.cache``) when the tool then
+  answered from its cache (``cache hit, replaying logs``): it never looked at what was
+  removed. Forced to run without the build output, it asked something new;
 - ``package``: whether a package is installed (``uv pip show x``, ``pip list | grep x``),
   which only installs and environment changes move (an install that printed that it changed
   nothing moved nothing: ``actions.no_op_install``);
@@ -52,10 +53,11 @@ FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq",
 """Programs that only select from the output piped into them."""
 
 DEPENDS: dict[str, frozenset[str]] = {
-    "output": frozenset({"files", "packages", "environment", "person", "context"}),
-    "package": frozenset({"packages", "environment", "person", "context"}),
-    # A person's turn does not excuse a re-read, nor a sub-agent sent again with the same
-    # instructions (its notifications arrive as turns of the person).
+    "output": frozenset({"files", "packages", "environment", "context"}),
+    "package": frozenset({"packages", "environment", "context"}),
+    # A person's turn changes none of them: it does not excuse a re-read (the labels' rule
+    # book), a check asked again ("verify it works first" after it was verified), nor a
+    # sub-agent sent again with the same instructions (its notices arrive as turns).
     "task": frozenset({"files", "packages", "environment", "clean", "context"}),
 }
 """Which kinds of change (``change_kinds``) each question's answer depends on."""
@@ -72,6 +74,10 @@ _PIP_LIST = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+(list|freeze)\b
 # How a build tool got its answer: its cache, replays, timings (turbo, nx, gradle, bazel).
 _CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\bcached\b|"
                       r"^\s*Time:|FULL TURBO|\bup-to-date\b|\bFROM-CACHE\b", re.I)
+# The tool answered from its cache (turbo, nx, gradle, bazel): removing build output or a
+# cache it does not use changed nothing it looked at.
+_REPLAYED = re.compile(r"cache hit, replaying|FULL TURBO|\bFROM-CACHE\b|\bUP-TO-DATE\b|"
+                       r"existing outputs match the cache", re.I)
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
 _CAP = re.compile(r"\b(?:head|tail)\s+(?:-n\s*|--lines[= ]?|-)?(\d+)\b")
 
@@ -83,6 +89,7 @@ class _Asked:
     subjects: frozenset[str]
     out_fp: str | None
     version: tuple[int, ...]
+    cleans: int
 
 
 def change_kinds(step: Step, info: Info) -> frozenset[str]:
@@ -190,12 +197,17 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             if before is not None and topic == "package" and not _same_packages(
                     names, before.subjects):
                 before = None
-            if before is not None and i not in cleaned and _answered(
+            # Build output removed since (by a step between or by this one's own `rm -rf`):
+            # only an answer replayed from a cache did not look at what was removed.
+            removed = before is not None and (before.cleans != counts["clean"] or (
+                "clean" in change_kinds(step, info)))
+            if before is not None and i not in cleaned and not (
+                    removed and not _REPLAYED.search(step.output)) and _answered(
                     before, i, info, filters, version, infos, traj.steps):
                 chain = chains.pop(before.step, [before.step])
                 chain.append(i)
                 chains[i] = chain
-            asked[key] = _Asked(i, filters, names, info.out_fp, version)
+            asked[key] = _Asked(i, filters, names, info.out_fp, version, counts["clean"])
         for kind in change_kinds(step, info):
             counts[kind] += 1
     for chain in sorted(chains.values(), key=lambda c: c[0]):
