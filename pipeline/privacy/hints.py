@@ -150,23 +150,25 @@ class HintSearch:
 
         One hyperscan pass for all of them, where ``str.find`` per word over a big file view
         costs a pass each. The offsets are those of ``text.lower()`` (and ``lowered``) too:
-        the text is ASCII, or no character of it folds into ASCII (``data`` given: the
-        UTF-8 that ``find`` read), so only ASCII letters match and none changes the length.
-        None without hyperscan (or with the pure-Python engine forced), or for a non-ASCII
-        text without ``data``.
+        the text is ASCII, or no character of it folds into ASCII (``data`` given: ``find``
+        decided alone), so only ASCII letters match and none changes the length. A non-ASCII
+        text is scanned with each of its other characters as one ``?``, so that byte
+        offsets are character offsets. None without hyperscan (or with the pure-Python
+        engine forced), or for a non-ASCII text without ``data``.
 
         Args:
             text: The text.
-            words: The anchors wanted.
+            words: The anchors wanted (no ``?`` in them).
             data: ``find``'s bytes of ``text``.
         """
         if self.db is None or self.anchor_db is None:
             return None
-        ascii_text = text.isascii()
-        if data is None:
-            if not ascii_text:
-                return None
-            data = text.encode()
+        if text.isascii():
+            data = data or text.encode()
+        elif data is None:
+            return None
+        else:
+            data = text.encode("ascii", "replace")
         found: list[tuple[int, int]] = []
         scratch = getattr(self._local, "anchor_scratch", None)
         if scratch is None:
@@ -174,15 +176,6 @@ class HintSearch:
         self.anchor_db.scan(data, _collect_at, 0, found, scratch)
         out: dict[str, list[int]] = {w: [] for w in words}
         anchors = self.anchors
-        if not ascii_text and found:  # byte offsets -> character offsets
-            chars: dict[int, int] = {}
-            at = count = 0
-            for b in sorted({end - len(anchors[i]) for i, end in found}):
-                # A word starts a character: each slice decodes whole.
-                count += len(data[at:b].decode("utf-8", "surrogatepass"))
-                chars[b] = count
-                at = b
-            found = [(i, chars[end - len(anchors[i])] + len(anchors[i])) for i, end in found]
         for i, end in found:  # in order of end offset: per word, in order of start
             got = out.get(anchors[i])
             if got is not None:
