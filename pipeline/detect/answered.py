@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
@@ -140,7 +141,15 @@ def question(step: Step, info: Info) -> tuple[str, str, str, frozenset[str]] | N
         return ("task", info.canon, "", frozenset())
     if not info.shell or info.cls not in ASKING or "<<" in info.command:
         return None
-    parsed = shell.parse(info.command)
+    return _shell_question(info.command, shell.SESSION_ROOT.get())
+
+
+@lru_cache(maxsize=8192)
+def _shell_question(command: str,
+                    _root: str) -> tuple[str, str, str, frozenset[str]] | None:
+    # Cached per command and session root, as ``shell.canonical`` is: agents ask one
+    # question many times, and canonical arguments are the cost of the pass.
+    parsed = shell.parse(command)
     heads = [g for g in parsed.segments if g.argv and not g.piped]
     pipes = [g for g in parsed.segments if g.argv and g.piped]
     while len(heads) > 1 and is_cleanup(heads[0].argv):
@@ -150,9 +159,9 @@ def question(step: Step, info: Info) -> tuple[str, str, str, frozenset[str]] | N
     subject = " && ".join(" ".join(shell._canon_argv(g.argv, parsed.cwd)) for g in heads)
     if _LIVE.match(subject):
         return None
-    first = info.command.strip().split("\n", 1)[0]
+    first = command.strip().split("\n", 1)[0]
     filters = " ".join(first.partition("|")[2].split())
-    names = _packages(subject, info.command)
+    names = _packages(subject, command)
     if names:
         return ("package", "", filters, names)
     return ("output", subject, filters, frozenset())
@@ -181,8 +190,9 @@ def _same_packages(a: frozenset[str], b: frozenset[str]) -> bool:
 def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Steps whose question an earlier step answered with nothing it depends on changed."""
     infos = infos_for(traj)
-    # The same failing run after only a clean-up, failing the same way, is rerun_cleaned's.
-    cleaned = {i for chain in cleaned_reruns(traj, infos) for i in chain[1:]}
+    # The same failing run after only a clean-up, failing the same way, is rerun_cleaned's
+    # (found once, when a first candidate needs it).
+    cleaned: set[int] | None = None
     counts = dict.fromkeys(("files", "packages", "environment", "person", "clean", "context"),
                            0)
     asked: dict[tuple[str, str], _Asked] = {}
@@ -201,9 +211,12 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             # only an answer replayed from a cache did not look at what was removed.
             removed = before is not None and (before.cleans != counts["clean"] or (
                 "clean" in change_kinds(step, info)))
-            if before is not None and i not in cleaned and not (
-                    removed and not _REPLAYED.search(step.output)) and _answered(
-                    before, i, info, filters, version, infos, traj.steps):
+            if before is not None and (removed and not _REPLAYED.search(step.output) or not (
+                    _answered(before, i, info, filters, version, infos, traj.steps))):
+                before = None
+            if before is not None and cleaned is None:
+                cleaned = {k for c in cleaned_reruns(traj, infos) for k in c[1:]}
+            if before is not None and cleaned is not None and i not in cleaned:
                 chain = chains.pop(before.step, [before.step])
                 chain.append(i)
                 chains[i] = chain
