@@ -49,20 +49,22 @@ def _recreates(info: Info, tail: str) -> bool:
 def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Re-created reproductions that fail again with the errors of their last run."""
     infos = infos_for(traj)
-    last: dict[str, tuple[int, frozenset[str]]] = {}
+    last: dict[str, int] = {}
     chains: dict[int, list[int]] = {}
     for i, (step, info) in enumerate(zip(traj.steps, infos, strict=True)):
         tail = run_tail(info) if step.kind == "tool" and is_action(info) else ""
         if not tail:
             continue
-        errors = error_lines(step.output) if info.failed else frozenset()
-        before = last.get(tail)
-        if before is not None and errors and _recreates(info, tail) and before[1] == errors and (
-                not _passed(traj.steps[before[0]])) and info.command != infos[before[0]].command:
-            chain = chains.pop(before[0], [before[0]])
+        j = last.get(tail)
+        # Cheap tests first; the error lines are read only for a failing re-creation.
+        if j is not None and info.failed and not _passed(traj.steps[j]) and (
+                info.command != infos[j].command) and _recreates(info, tail) and (
+                errors := error_lines(step.output)) and errors == error_lines(
+                    traj.steps[j].output):
+            chain = chains.pop(j, [j])
             chain.append(i)
             chains[i] = chain
-        last[tail] = (i, errors)
+        last[tail] = i
     for chain in sorted(chains.values(), key=lambda c: c[0]):
         first = infos[chain[0]]
         sig = traj.steps[chain[-1]].error_signature
