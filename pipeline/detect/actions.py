@@ -1085,8 +1085,9 @@ def run_tail(info: Info) -> str:
     return " && ".join([*env, tail])
 
 
-_BUILD_DIRS = re.compile(r"(^|/)(build\w*|dist|target|out|_build|\.pytest_cache|__pycache__|"
+BUILD_DIRS = re.compile(r"(^|/)(build\w*|dist|target|out|_build|\.pytest_cache|__pycache__|"
                          r"\.cache|cmake-build[\w-]*|\.turbo|\.next|\.mypy_cache)(/|$)")
+"""Folders of build output and caches: clearing one changes no source."""
 
 
 def is_cleanup(argv: list[str]) -> bool:
@@ -1096,7 +1097,7 @@ def is_cleanup(argv: list[str]) -> bool:
     if argv[0] in ("cd", "mkdir") or argv[:2] in (["make", "clean"], ["cargo", "clean"]):
         return True
     targets = [a for a in argv[1:] if not a.startswith("-")]
-    return argv[0] == "rm" and bool(targets) and all(_BUILD_DIRS.search(t) for t in targets)
+    return argv[0] == "rm" and bool(targets) and all(BUILD_DIRS.search(t) for t in targets)
 
 
 def only_cleanup_before_run(info: Info) -> bool:

@@ -38,7 +38,7 @@ from functools import lru_cache
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
 from . import shell
-from .actions import Info, infos_for, is_cleanup, no_op_install, shape
+from .actions import BUILD_DIRS, Info, infos_for, is_cleanup, no_op_install, shape
 from .base import register
 from .build import make_finding
 from .rerun_unchanged import cleaned_reruns
@@ -80,6 +80,7 @@ _CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\bca
 _REPLAYED = re.compile(r"cache hit, replaying|FULL TURBO|\bFROM-CACHE\b|\bUP-TO-DATE\b|"
                        r"existing outputs match the cache", re.I)
 _NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
+_SETUP_FIRST = re.compile(r"\s*(rm|make\s+clean|cargo\s+clean|mkdir)\b")
 _CAP = re.compile(r"\b(?:head|tail)\s+(?:-n\s*|--lines[= ]?|-)?(\d+)\b")
 
 
@@ -122,8 +123,9 @@ def change_kinds(step: Step, info: Info) -> frozenset[str]:
 def _clears_only(info: Info) -> bool:
     """The step's only writes remove build output or caches (``rm -rf dist``)."""
     if not info.shell or not info.writes or info.git_restore or info.extra.get(
-            "script_targets") or info.extra.get("script_unknown"):
-        return False
+            "script_targets") or info.extra.get("script_unknown") or not all(
+                BUILD_DIRS.search(w) for w in info.writes):
+        return False  # cheap tests first: parsing again is the cost of a large session
     segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
     writers = [g for g in segs if g.redirects or g.argv[0] in ("rm", "mv", "cp", "tee")]
     return bool(writers) and all(is_cleanup(g.argv) and not g.redirects for g in writers)
@@ -141,6 +143,13 @@ def question(step: Step, info: Info) -> tuple[str, str, str, frozenset[str]] | N
         return ("task", info.canon, "", frozenset())
     if not info.shell or info.cls not in ASKING or "<<" in info.command:
         return None
+    if "|" not in info.command and not _SETUP_FIRST.match(info.command):
+        # No filter and no clean-up in front: the canonical form is the subject (no second
+        # parse, which a session of a million steps would not find in the parse cache).
+        names = _packages(info.canon, info.command)
+        if names:
+            return ("package", "", "", names)
+        return None if _LIVE.match(info.canon) else ("output", info.canon, "", frozenset())
     return _shell_question(info.command, shell.SESSION_ROOT.get())
 
 
