@@ -131,7 +131,7 @@ def context_hits(text: str, low: str, contexts: Iterable[Context],
         else:
             source, pattern = text, c.pattern
         check = _CHECKS[c.strength]
-        if gated and c.starts and source is low:
+        if gated and c.starts and c.fold and same:  # ``starts`` are lower case: on ``low``
             found: Iterable[re.Match[str]] = anchored(pattern, low, occurrences(low, c.starts))
         else:
             found = pattern.finditer(source)
