@@ -1,15 +1,15 @@
 """Score the detector against the hand labels in tests/data/labels/ (real sessions).
 
 Usage:
-    .venv/bin/python bench/detect_labels.py [--split train|heldout|fresh|fresh2|fresh3|all]
+    .venv/bin/python bench/detect_labels.py [--split train|heldout|fresh|fresh2|fresh3|fresh4|all]
         [--sessions] [--verbose]
 
 Two questions are scored per tool step: does it repeat the previous step of the same intent
 (``annotate_repeats``), and is it wasted (``Finding.wasted_source_ids``). For each split
 (train = ``tests/data/labels/*.json`` and the old held-out ``heldout/*.json``, both tuned on;
-fresh = ``fresh/*.json``, labelled blind and scored once, then tuned on; fresh2 and
-fresh3 = ``fresh2/*.json``, ``fresh3/*.json``, the blind held-out splits, labelled without the
-detector and scored once)
+fresh, fresh2, fresh3 = ``fresh*/*.json``, each labelled blind, scored once, then tuned on;
+fresh4 = ``fresh4/*.json``, the blind held-out split, labelled without the detector and scored
+once)
 and each format it prints precision / recall / F1 of the detector, the same figures
 for the naive baseline "identical to an earlier action" (equal ``action_key``), and the
 agreement of two independent labellers (Cohen's kappa on both questions, over the sessions that
@@ -31,10 +31,12 @@ from pipeline.evaluate.detect_scores import Group, load_labels, row, score_set, 
 REPO = Path(__file__).resolve().parent.parent
 LABELS = REPO / "tests" / "data" / "labels"
 SPLITS = {"train": LABELS, "heldout": LABELS / "heldout", "fresh": LABELS / "fresh",
-          "fresh2": LABELS / "fresh2", "fresh3": LABELS / "fresh3"}
+          "fresh2": LABELS / "fresh2", "fresh3": LABELS / "fresh3", "fresh4": LABELS / "fresh4"}
 TITLES = {"train": "TRAIN (tuned on)", "heldout": "HELDOUT (dev: seen, tuned on)",
           "fresh": "FRESH (scored blind once, then tuned on)",
-          "fresh2": "FRESH2 (blind held-out)", "fresh3": "FRESH3 (blind held-out)"}
+          "fresh2": "FRESH2 (scored blind once, then tuned on)",
+          "fresh3": "FRESH3 (scored blind once, then tuned on)",
+          "fresh4": "FRESH4 (blind held-out)"}
 """Printed name of each split: what its figures can be trusted for (see the README)."""
 SECOND = LABELS / "second"
 SHARED = REPO.parent / "shared" / "trajectories"
@@ -48,13 +50,13 @@ def main(argv: list[str]) -> int:
     """Print the tables; exit 1 when the samples are missing."""
     split = argv[argv.index("--split") + 1] if "--split" in argv else "all"
     if split not in (*SPLITS, "all"):
-        print(f"unknown split {split!r}: use train, heldout, fresh, fresh2, fresh3 or all")
+        print(f"unknown split {split!r}: use train, heldout, fresh, fresh2, fresh3, fresh4 or all")
         return 2
     if not SHARED.exists():
         print(f"{SHARED} not found: the labelled sessions are not available")
         return 1
-    # Train, the old held-out split and fresh/ were all tuned on; only fresh2/ and fresh3/,
-    # labelled blind and scored once at the end, give honest figures (see the README).
+    # Every split but the newest was tuned on; only fresh4/, labelled blind and scored once
+    # at the end, gives honest figures (see the README).
     chosen = SPLITS if split == "all" else {split: SPLITS[split]}
     verbose = "--verbose" in argv or "-v" in argv
     every = Group()
