@@ -67,6 +67,11 @@ EDGES = [
     '{"auths": {"r.io": {"auth": "dXNlcjpaOHF2TDJtV3g0cA=="}}}',
     '{\\"auth\\": \\"dXNlcjpaOHF2TDJtV3g0cA==\\"}', '"IdentityToken": "Zq8vL2mWx4pR7tYu9aB"',
     '\\"registrytoken\\": \\"Zq8vL2mWx4pR7tYu9aB\\"',
+    # credential flags: the secret word after ``-`` or ``_``, then ``=`` or a blank
+    "run --db-password=Zq8vL2mWx4p", "x --API_KEY Zq8vL2mWx4pR", "--client-secret\tZq8vL2mWx4p",
+    "--my_app-auth-token=Zq8vL2mWx4p", "x--password=Zq8vL2mWx4p", "--password-stdin Zq8vL2mWx4p",
+    "--passphrase 'Zq8vL2mWx4p'", "--credentials=Zq8vL2mWx4p", "---password=Zq8vL2mWx4p",
+    "--db_password=Zq8vL2mWx4p",
 ]
 
 

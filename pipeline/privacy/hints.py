@@ -50,9 +50,12 @@ FAST_PATTERNS: tuple[tuple[tuple[str, ...], str, bool], ...] = (
     ((".",), rf"[MNO][A-Za-z0-9_\-{_B}]{{23,}}\.[A-Za-z0-9_\-{_B}]{{6,}}\.", False),  # discord
     (("ac",), r"AC[0-9a-f]{32}", False),  # twilio-account-sid
     (("sk",), r"SK[0-9a-fA-F]{32}", False),  # twilio-api-key
-    (("--",), r"--(?:[a-z0-9]+[-_])*(?:password|passwd|pass|pwd|passphrase|token|secret|"
-     r"api[-_]?key|apikey|access[-_]?key|secret[-_]?key|private[-_]?key|auth[-_]?token|"
-     r"client[-_]?secret|credentials?)(?:=|[ \t])", True),  # credential-flag
+    # credential-flag: its secret word comes right after ``-`` or ``_`` (``--password``,
+    # ``--db-password``, ``--api_key``), then ``=`` or a blank. Looking for ``--`` instead
+    # made hyperscan stop at every flag of every command and every markdown rule.
+    (("--",), r"[-_](?:password|passwd|pass|pwd|passphrase|token|secret|api[-_]?key|apikey|"
+     r"access[-_]?key|secret[-_]?key|private[-_]?key|auth[-_]?token|client[-_]?secret|"
+     r"credentials?)(?:=|[ \t])", True),
     (("x-",), r"x-[a-z\-]*(?:key|token|secret|auth)\\?[\"']?[ \t]*:", True),  # api-key-header
     (("-u",), rf"-(?:u|-user)[{_WS}{_B}]", False),  # curl-user-password
     (("://", "@"), rf"://[^{_WS}:/?#@'\"<>\[\]]+:[^{_WS}@/'\"<>]+@", False),  # url credentials
