@@ -86,6 +86,8 @@ engine finds any hint in, and only where hyperscan finds the pattern."""
 
 
 _NONE: frozenset[str] = frozenset()
+_MAX_SETS = 4096
+"""Hint sets remembered by the patterns that found them, in the order they were found."""
 
 
 class HintSearch:
@@ -120,6 +122,8 @@ class HintSearch:
         self.anchor_db = _compile_all(anchors)
         self._local = threading.local()
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
+        self._sets: dict[tuple[int, ...], frozenset[str]] = {}
+        """Hint sets by the patterns that found them (``find``)."""
 
     def find(self, text: str) -> tuple[frozenset[str], str | None, bytes | None]:
         """The hints ``text`` holds, with what was read to find them.
@@ -140,8 +144,14 @@ class HintSearch:
             self.db.scan(data, _collect, 0, found, scratch)
             if not found:  # most texts
                 return _NONE, None, data
-            groups = self.groups
-            hints = frozenset(h for i in found for h in groups[i])
+            # The same few sets of patterns recur: one frozenset each, whose hash is kept for
+            # the plan lookup that follows.
+            key = tuple(found)
+            hints = self._sets.get(key)
+            if hints is None:
+                hints = frozenset(h for i in found for h in self.groups[i])
+                if len(self._sets) < _MAX_SETS:
+                    self._sets[key] = hints
             if _FOLD not in hints:
                 return hints, None, data
         low = text.lower()
