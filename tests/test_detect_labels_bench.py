@@ -31,17 +31,17 @@ def _label(folder: Path, name: str) -> None:
          "repeats": {"b": {"repeat_of": "a", "wasted": True}}}), encoding="utf-8")
 
 
-def test_fresh2_split_is_printed_as_the_blind_held_out(tmp_path: Path,
+def test_fresh4_split_is_printed_as_the_blind_held_out(tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     bench = _bench()
-    _label(tmp_path / "fresh2", "codex_new-1")
-    monkeypatch.setitem(bench.SPLITS, "fresh2", tmp_path / "fresh2")
+    _label(tmp_path / "fresh4", "codex_new-1")
+    monkeypatch.setitem(bench.SPLITS, "fresh4", tmp_path / "fresh4")
     monkeypatch.setattr(bench, "SHARED", tmp_path)
     monkeypatch.setattr(bench, "SECOND", tmp_path / "second")
-    assert bench.main(["--split", "fresh2"]) == 0
+    assert bench.main(["--split", "fresh4"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "-- FRESH2 (blind held-out)"
+    assert out[0] == "-- FRESH4 (blind held-out)"
     assert out[-1] == "  codex_new-1: missing from the samples"
 
 
@@ -53,22 +53,26 @@ def test_all_view_takes_every_split_and_skips_a_missing_one(
     _label(tmp_path / "heldout", "h1")
     _label(tmp_path / "fresh", "f1")
     _label(tmp_path / "fresh3", "f3")
+    _label(tmp_path / "fresh4", "f4")
     monkeypatch.setattr(bench, "SPLITS", {"train": tmp_path / "train",
                                           "heldout": tmp_path / "heldout",
                                           "fresh": tmp_path / "fresh",
                                           "fresh2": tmp_path / "fresh2",
-                                          "fresh3": tmp_path / "fresh3"})
+                                          "fresh3": tmp_path / "fresh3",
+                                          "fresh4": tmp_path / "fresh4"})
     monkeypatch.setattr(bench, "SHARED", tmp_path)
     monkeypatch.setattr(bench, "SECOND", tmp_path / "second")
     assert bench.main([]) == 0
     heads = [x for x in capsys.readouterr().out.splitlines() if x.startswith("--")]
     assert heads == ["-- TRAIN (tuned on)", "-- HELDOUT (dev: seen, tuned on)",
                      "-- FRESH (scored blind once, then tuned on)",
-                     f"-- FRESH2 (blind held-out): {tmp_path / 'fresh2'} not found; skipped",
-                     "-- FRESH3 (blind held-out)", "--"]
+                     "-- FRESH2 (scored blind once, then tuned on): "
+                     f"{tmp_path / 'fresh2'} not found; skipped",
+                     "-- FRESH3 (scored blind once, then tuned on)",
+                     "-- FRESH4 (blind held-out)", "--"]
 
 
 def test_unknown_split_names_the_choices(capsys: pytest.CaptureFixture[str]) -> None:
     assert _bench().main(["--split", "blind"]) == 2
     assert capsys.readouterr().out == ("unknown split 'blind': use train, heldout, fresh, "
-                                       "fresh2, fresh3 or all\n")
+                                       "fresh2, fresh3, fresh4 or all\n")

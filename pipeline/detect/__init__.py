@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (importing registers the families)
     retry_variation,
     same_error,
     scripts,
+    settled,
     shell_edits,
     text_loops,
     unran,

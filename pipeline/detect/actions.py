@@ -109,6 +109,12 @@ _FAILED_OUTPUT = re.compile(
     r"^\s*(ERROR:|\[Your proposed edit has introduced new syntax error|\[No exact match found|"
     r"No replacement was performed|Your edit was not applied|Traceback \(most recent call last\))"
 )
+# Codex's apply_patch refusing a patch whose context is not in the file (as a tool, or called
+# through the shell behind the exec header, exit code 0): nothing was written.
+_PATCH_REFUSED = re.compile(r"^\s*(apply_patch verification failed|Failed to find expected "
+                            r"lines|Invalid patch)")
+# The files an apply_patch envelope changes.
+_ENVELOPE = re.compile(r"\*\*\* (?:Update|Add|Delete) File: (\S+)")
 # OpenHands IPython agent skills: `open_file('p', 20)`, `edit_file_by_replace('p', ...)`.
 _SKILL = re.compile(r"^\s*(\w+)\(\s*(?:file_name=|path=)?['\"]([^'\"]+)['\"](?:\s*,\s*(\d+))?")
 _SKILL_CLASS = {"open_file": "read", "goto_line": "read", "scroll_down": "read",
@@ -412,9 +418,15 @@ def _classify_shell(command: str, info: Info) -> None:
         # `rm -rf dist && bun run typecheck` runs the typecheck; clearing output is set-up.
         info.cls = "write"
         info.content = _whole_content(command, parsed)
+    elif prog == "apply_patch" and parsed.heredoc:
+        # Codex's patch tool called through the shell: an edit of the files its envelope names.
+        info.cls = "edit"
+        writes.extend(shell.norm_path(f, cwd) for f in _ENVELOPE.findall(parsed.heredoc))
     else:
         info.cls = "run"
     info.writes = tuple(dict.fromkeys(w for w in writes if w))
+    if info.cls == "edit" and prog == "apply_patch":
+        info.paths = info.writes  # the patch tool's own call, made through the shell
     _script_writes(command, parsed, info)
 
 
@@ -547,7 +559,7 @@ def _classify_tool(step: Step, info: Info) -> None:
             info.undo = True
         if tool == "edit" and isinstance(low.get("input"), str):
             # Codex apply_patch: the patch text names the files it touches.
-            files = re.findall(r"\*\*\* (?:Update|Add|Delete) File: (\S+)", low["input"])
+            files = _ENVELOPE.findall(low["input"])
             info.paths = info.writes = tuple(shell.norm_path(f) for f in files)
     elif cls == "search":
         info.paths = (path,) if raw_path else ()
@@ -688,8 +700,10 @@ def classify(step: Step) -> Info:
         info.failed = False
     if _CANCELLED.search(step.output[:300]):
         info.cls = "none"
-    if _FAILED_OUTPUT.match(step.output[:200]):
+    if _FAILED_OUTPUT.match(step.output[:200]) or _PATCH_REFUSED.match(body[:200]):
         info.failed = True
+    if info.failed and info.shell and info.cls == "edit" and info.program == "apply_patch":
+        info.writes = ()  # the patch tool refused it: its files stay as they were
     # Only the agent's own view counts: our adapter's truncation is not what the agent saw.
     info.clipped = bool(_CLIPPED.search(step.output[-400:] + step.output[:400]))
     if _codex_clipped(step, step.output[:80], body):
@@ -761,6 +775,44 @@ def no_op_install(step: Step, info: Info) -> bool:
     lines = [x for x in out.splitlines() if x.strip() and not _PIP_NOISE.match(x)]
     return bool(lines) and all(_PIP_SATISFIED.match(x) for x in lines)
 
+# Git subcommands that move the index, history or refs and leave every file of the working
+# tree as it was: a file shown or written before them is the same file after them. A commit
+# whose output shows hooks may have rewritten files (formatters), so it is not one of them.
+_GIT_TREE_KEPT = frozenset({"add", "commit", "fetch", "push", "tag", "remote", "gc", "prune",
+                            "repack", "update-ref", "branch", "status", "log", "diff", "show",
+                            "rev-parse", "ls-remote", "config"})
+_HOOKS = re.compile(r"hook|lint-staged|husky|pre-commit|reformatted|files were modified|"
+                    r"\bFix(ed|ing)\b", re.I)
+# What an install writes besides its environment: lock files and build metadata. The
+# project's sources and documents are not among them.
+_INSTALL_WRITES = re.compile(r"(^|/)(node_modules|\.venv|venv|site-packages|vendor|target|"
+                             r"__pypackages__)(/|$)|\.egg-info(/|$)|(^|/)[\w.-]*\.lock(b)?$|"
+                             r"(^|/)(package-lock\.json|pnpm-lock\.yaml|go\.sum)$")
+
+
+def keeps_tree(step: Step, info: Info) -> bool:
+    """The step changes no file of the working tree (``git add``/``commit``/``switch -c``).
+
+    A new branch made from where the repository is (``git switch -c x``, ``git checkout -b
+    x``) keeps every file too.
+    """
+    if info.cls != "vcs" or info.git_restore or info.writes or info.extra.get(
+            "script_targets") or info.extra.get("script_unknown"):
+        return False
+    subs: list[str] = info.extra.get("git") or []
+    if not subs or not all(x in _GIT_TREE_KEPT or _new_branch(info.command, x) for x in subs):
+        return False
+    return not ("commit" in subs and _HOOKS.search(step.output))
+
+
+def _new_branch(command: str, sub: str) -> bool:
+    # `git switch -c name` / `git checkout -b name` with no start point after the name.
+    if sub not in ("switch", "checkout"):
+        return False
+    m = re.search(r"\bgit\s+(switch|checkout)\s+-[cbB]\s+(\S+)\s*($|&&|;|\|)", command)
+    return m is not None and m.group(1) == sub
+
+
 _NEW_CONTEXT = frozenset({"compaction"})
 """Steps after which looking again is legitimate: the context was compacted. (A person's turn
 is not one: the held-out labels count a re-read after a new request as waste.)"""
@@ -772,6 +824,7 @@ class _State:
     unknown: int = 0
     memory: int = 0
     history: int = 0
+    installs: int = 0
     path_version: dict[str, int] = field(default_factory=dict)
 
 
@@ -811,8 +864,16 @@ def _moves_history(info: Info) -> bool:
 
 
 def _token(info: Info, st: _State) -> tuple[Any, ...]:
-    if info.cls in ("read", "write", "edit") and info.paths:
-        return (tuple(st.path_version.get(p, 0) for p in info.paths), st.unknown, st.memory)
+    # A file written by the shell (`cat > f <<EOF`) is known by what it writes.
+    paths = info.paths or (info.writes if info.cls == "write" else ())
+    if info.cls == "write":
+        # ... and by its folder: a write refused for a missing folder succeeds after `mkdir`.
+        paths = (*paths, *(p.rpartition("/")[0] for p in paths if "/" in p))
+    if info.cls in ("read", "write", "edit") and paths:
+        # An install changes lock files and environments, not the project's other files.
+        installs = st.installs if any(_INSTALL_WRITES.search(p) for p in paths) else 0
+        return (tuple(st.path_version.get(p, 0) for p in paths), st.unknown, st.memory,
+                installs)
     if _shows_history(info):
         return ("history", st.history, st.memory)
     return (st.epoch, st.memory)
@@ -958,7 +1019,10 @@ def _analyze(traj: Trajectory) -> list[Info]:
             # may change anything: later reruns are not "unchanged".
             if info.cls in ("write", "edit") and not info.writes:
                 info.unknown_mutation = True
-            if info.unknown_mutation or info.git_restore:
+            if info.cls == "install" and info.extra.get("only_install"):
+                st.installs += 1
+                mutated = True
+            elif (info.unknown_mutation and not keeps_tree(step, info)) or info.git_restore:
                 st.unknown += 1
                 mutated = True
             if info.env_change or info.cls in ("install", "vcs", "build") or (

@@ -16,6 +16,7 @@ from .actions import Info, infos_for, path_ext
 from .base import register
 from .build import make_finding
 from .refusals import refused
+from .shell_edits import patch_tool
 
 _WORDS = re.compile(r"[A-Za-z_]\w*")
 
@@ -48,7 +49,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     open_chains = {}
     done: list[tuple[str, list[int]]] = []
     for i, info in enumerate(infos):
-        if info.cls not in ("edit", "write") or not info.paths or info.shell or refused(
+        if info.cls not in ("edit", "write") or not info.paths or (
+                info.shell and not patch_tool(info)) or refused(
                 traj.steps[i]):
             continue  # a refused edit failed on the user's word, not on its text
         path = info.paths[0]

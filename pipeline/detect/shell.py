@@ -79,12 +79,15 @@ def norm_path(path: str, cwd: str = "") -> str:
     if not p:
         return p
     absolute = p.startswith("/")
-    rooted = absolute and _ROOTS.match(p) is not None
-    p = _ROOTS.sub("", p) if rooted else p
-    if absolute and not rooted:
-        root = SESSION_ROOT.get()
-        if root and (p == root or p.startswith(root + "/")):
-            p, rooted = p[len(root):], True
+    # The session's own folder first: relative paths are relative to it, so under
+    # `/home/me/misc/repo` the sandbox pattern `/home/me/misc` would make `repo/a.md` of
+    # what the agent also calls `a.md`.
+    root = SESSION_ROOT.get() if absolute else ""
+    rooted = bool(root) and (p == root or p.startswith(root + "/"))
+    if rooted:
+        p = p[len(root):]
+    elif absolute and _ROOTS.match(p) is not None:
+        p, rooted = _ROOTS.sub("", p), True
     parts: list[str] = []
     for part in p.split("/"):
         if part in ("", "."):

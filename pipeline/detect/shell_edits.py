@@ -42,9 +42,14 @@ _EDITORS = frozenset({"sed", "perl", "awk", "ruby"})
 """Programs whose writes are in-place edits, even when a failure made the step a plain run."""
 
 
+def patch_tool(info: Info) -> bool:
+    """Codex's ``apply_patch`` called through the shell: the patch tool, as edit_retry reads it."""
+    return info.shell and info.cls == "edit" and info.program == "apply_patch"
+
+
 def targets(info: Info) -> tuple[str, ...]:
     """Files of the work tree a shell step means to edit (scratch files under /tmp left out)."""
-    if not info.shell or info.cls not in _EDIT_CLASSES:
+    if not info.shell or info.cls not in _EDIT_CLASSES or patch_tool(info):
         return ()
     meant = [*info.extra.get("script_targets", ()), *info.extra.get("meant_targets", ())]
     if (info.cls in ("write", "edit") or info.program in _EDITORS) and info.content is None:
@@ -123,7 +128,8 @@ def retries(traj: Trajectory, infos: list[Info]) -> Iterator[tuple[int, int, boo
         if info.unknown_mutation or info.git_restore:
             last.clear()  # a checkout or install may have changed any file
         paths = targets(info)
-        if not paths and info.cls in ("write", "edit") and not info.shell and info.paths:
+        if not paths and info.cls in ("write", "edit") and (
+                not info.shell or patch_tool(info)) and info.paths:
             # A tool's own edit is edit_retry's; a shell edit after a failed one is another
             # change as often as a retry (a sed that re-indents after a refused replacement).
             last.pop(info.paths[0], None)

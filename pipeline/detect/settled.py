@@ -1,0 +1,132 @@
+"""Settled: a command sent again whose answer nothing between could change.
+
+Three questions whose answer depends on less than "any file" (``actions`` state tokens move on
+every write, so the identical command after unrelated work is not an ``exact_repeat``):
+
+- ``refused``: a git command refused again with the same error, when the steps between only
+  moved the index or history (``git add``, ``commit``, ``push``: ``actions.keeps_tree``) or
+  looked. The refusal names the working tree (local changes would be overwritten), which
+  bookkeeping leaves as it was (Codex writing its own session log under ``.codex/`` keeps it
+  dirty). An edit, a checkout or a stash between is an attempt at the cause: not settled;
+- ``install``: an install sent again that printed it changed nothing (``Audited``, ``up to
+  date``: ``actions.no_op_install``), with no write of a manifest or lock file and no
+  environment change since the same install last ran;
+- ``repository``: whether the folder is a git repository (``git rev-parse --git-dir``,
+  ``--show-toplevel``, ``--is-inside-work-tree``), asked after a git command already answered
+  it: one that worked (yes), or one that failed with "not a git repository" (no; then every
+  observing git command asks it again). Only ``git init``/``clone`` change the answer.
+
+After a compaction every earlier answer left the agent's context (the labels' rule book):
+asking again is a repeat, not waste.
+
+Each table below is the rule; the pass is linear (a dict per question).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..config import DetectSettings
+from ..model import Finding, Trajectory
+from .actions import Info, infos_for, keeps_tree, no_op_install, shape
+from .base import register
+from .build import make_finding
+
+_MANIFEST = re.compile(r"(^|/)(pyproject\.toml|setup\.(py|cfg)|requirements[\w.-]*\.(txt|in)|"
+                       r"Pipfile(\.lock)?|package\.json|[\w.-]*\.lock|package-lock\.json|"
+                       r"pnpm-lock\.yaml|Cargo\.toml|go\.(mod|sum)|Gemfile|composer\.json|"
+                       r"environment\.ya?ml|\.python-version|\.nvmrc)$")
+"""Files an install reads: writing one can change what the install does."""
+_REPO_QUESTION = re.compile(r"^git\s+rev-parse\s+(--git-dir|--show-toplevel|"
+                            r"--is-inside-work-tree)\s*$")
+_NOT_A_REPO = re.compile(r"not a git repository", re.I)
+_MAKES_REPO = re.compile(r"\bgit\s+(init|clone)\b|\brm\s+-\w*r\w*\s+\S*\.git\b")
+
+
+def _looks(info: Info) -> bool:
+    return info.state_after == info.state
+
+
+@register("settled")
+def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
+    """Commands asked again whose answer only bookkeeping or unrelated writes came between."""
+    infos = infos_for(traj)
+    steps = traj.steps
+    # Counters of changes each question depends on; a question remembers them when asked.
+    tree = 0       # a change of the working tree other than git bookkeeping
+    setup = 0      # a manifest or lock written, another install, an environment change
+    repo = 0       # a repository made or removed
+    refused: dict[str, tuple[int, str | None, int]] = {}
+    installs: dict[str, tuple[int, int]] = {}
+    answered_repo: tuple[int, bool, int] | None = None  # (step, is a repository, repo count)
+    chains: dict[str, dict[int, list[int]]] = {"refused": {}, "install": {}, "repository": {}}
+
+    def link(kind: str, j: int, i: int) -> None:
+        chain = chains[kind].pop(j, [j])
+        chain.append(i)
+        chains[kind][i] = chain
+
+    for i, (step, info) in enumerate(zip(steps, infos, strict=True)):
+        if step.kind == "compaction":
+            # The answers left the agent's context: asking again is a repeat, not waste.
+            refused.clear()
+            installs.clear()
+            answered_repo = None
+        if step.kind != "tool" or info.cls == "none":
+            continue
+        git = info.shell and info.canon.startswith("git ")
+        if git and info.failed and info.cls == "vcs":
+            before = refused.get(info.canon)
+            if before is not None and before[1] == step.error_signature and before[2] == tree:
+                link("refused", before[0], i)
+            refused[info.canon] = (i, step.error_signature, tree)
+        elif info.cls == "install" and info.extra.get("only_install"):
+            last = installs.get(info.canon)
+            if last is not None and last[1] == setup and no_op_install(step, info):
+                link("install", last[0], i)
+        if git and info.cls in ("inspect", "vcs") and not _MAKES_REPO.search(info.command):
+            question = bool(_REPO_QUESTION.match(info.canon))
+            if answered_repo is not None and answered_repo[2] == repo and (
+                    question or (not answered_repo[1] and info.cls == "inspect")):
+                # No repository: every observing git command asks again; a repository: only
+                # the question itself.
+                link("repository", answered_repo[0], i)
+            no = info.failed and bool(_NOT_A_REPO.search(step.output[:300]))
+            if no or not info.failed:
+                answered_repo = (i, not no, repo)
+        # What this step changed, for the questions after it.
+        if _MAKES_REPO.search(info.command):
+            repo += 1
+        if info.env_change or (info.cls == "install" and (
+                not info.extra.get("only_install") or not no_op_install(step, info))) or any(
+                    _MANIFEST.search(p) for p in (*info.writes, *info.paths)
+                    if info.cls in ("write", "edit")) or info.extra.get("script_unknown"):
+            setup += 1
+        if info.cls == "install" and info.extra.get("only_install"):
+            installs[info.canon] = (i, setup)
+        if not _looks(info) and not keeps_tree(step, info) and info.cls != "install":
+            tree += 1
+    for kind, found in chains.items():
+        for chain in sorted(found.values(), key=lambda c: c[0]):
+            yield _finding(traj, infos, kind, chain, settings)
+
+
+_SUMMARY = {
+    "refused": "refused again with the same error: only git bookkeeping came between",
+    "install": "run again with no manifest, lock or environment change: it changed nothing",
+    "repository": "asked whether this is a git repository after git already answered it",
+}
+_KIND = {"refused": "exact_repeat", "install": "rerun_unchanged", "repository": "near_repeat"}
+
+
+def _finding(traj: Trajectory, infos: list[Info], kind: str, chain: list[int],
+             settings: DetectSettings) -> Finding:
+    first = infos[chain[0]]
+    sig = traj.steps[chain[-1]].error_signature if kind == "refused" else None
+    return make_finding(
+        _KIND[kind], traj, infos, chain, chain[1:], settings,
+        shape={"cls": first.cls, "action": shape(first), "settled": kind, "error": sig},
+        summary=f"`{first.label[:80]}` {_SUMMARY[kind]} ({len(chain) - 1}x)",
+        confidence=0.75, error_signature=sig,
+    )

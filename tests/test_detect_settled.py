@@ -1,0 +1,241 @@
+"""Settled questions and what leaves files as they were (issue 12, fifth round).
+
+Classes people mark wasted in long Codex spec-kit sessions, each with its exemption, written as
+small Codex rollouts read by the real adapter: a file named by its absolute path under a
+session folder that a sandbox pattern would cut short, a view after git bookkeeping, a file
+written again byte for byte, a view after a patch Codex refused, a ``git switch`` refused
+again after commits, an install re-run that changed nothing, and a repository question git
+already answered.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from _detect_helpers import parse_log
+
+from pipeline.detect import detect_all
+from pipeline.detect.actions import analyze, keeps_tree
+from pipeline.model import Trajectory
+
+# Deeper than the `/home/<user>/<folder>` sandbox pattern: relative paths are relative to it.
+CWD = "/home/dev/misc/voice"
+PLAN = "sed -n '1,120p' specs/001-api/plan.md"
+PLAN_TEXT = "# Plan: API\n\n## Summary\nOne endpoint.\n## Phases\n1. Health check"
+HEALTH = ("cat <<'EOF' > backend/app/api/health.py\nfrom fastapi import APIRouter\n\n"
+          "router = APIRouter()\n\n\n@router.get('/health')\ndef health() -> dict[str, str]:\n"
+          "    return {'status': 'ok'}\nEOF")
+COMMITTED = "[001-api 5c2031e] docs: plan\n 1 file changed, 12 insertions(+)"
+HOOKED = ("ruff-format..............................................................Failed\n"
+          "- hook id: ruff-format\n- files were modified by this hook\n\n1 file reformatted")
+SWITCH = "git switch main"
+DIRTY = ("error: Your local changes to the following files would be overwritten by checkout:\n"
+         "\t.codex/history.jsonl\n\t.codex/sessions/2026/02/09/rollout.jsonl\n"
+         "Please commit your changes or stash them before you switch branches.\nAborting")
+SYNCED = ("Resolved 29 packages in 123ms\nPrepared 4 packages in 97ms\nInstalled 2 packages in "
+          "18ms\n + httpx==0.28.1\n + openai==2.14.0")
+AUDITED = "Resolved 29 packages in 0.66ms\nAudited 21 packages in 0.22ms"
+NO_REPO = "fatal: not a git repository (or any of the parent directories): .git"
+
+
+def _patch(path: str, old: str, new: str) -> str:
+    return (f"apply_patch <<'PATCH'\n*** Begin Patch\n*** Update File: {path}\n@@\n-{old}\n"
+            f"+{new}\n*** End Patch\nPATCH")
+
+
+REFUSED_PATCH = ("apply_patch verification failed: Failed to find expected lines in "
+                 f"{CWD}/specs/001-api/plan.md:\nTwo endpoints.")
+APPLIED = "Success. Updated the following files:\nM specs/001-api/plan.md"
+
+
+def _codex(tmp_path: Path, calls: list[tuple[str, int, str] | str]) -> Trajectory:
+    """A Codex CLI rollout of ``exec_command`` calls; a plain string is a person's turn."""
+    rows: list[dict[str, Any]] = [
+        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
+         "payload": {"id": "019c44c8-0000-7000-8000-00000000f00d", "cwd": CWD,
+                     "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli"}},
+        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": "Plan the API feature."}]}},
+    ]
+    for k, call in enumerate(calls):
+        ts = f"2026-02-09T23:{42 + k // 60:02d}:{k % 60:02d}.000Z"
+        if isinstance(call, str):
+            rows.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": call}]}})
+            continue
+        cmd, code, out = call
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": f"call_{k:04d}",
+            "arguments": json.dumps({"cmd": cmd, "workdir": CWD})}})
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": f"call_{k:04d}",
+            "output": f"Chunk ID: {k:06x}\nWall time: 0.05 seconds\nProcess exited with code "
+                      f"{code}\nOriginal token count: 90\nOutput:\n{out}\n"}})
+    path = tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return parse_log(path)
+
+
+def _wasted(t: Trajectory) -> dict[int, str]:
+    pos = {s.source_id: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return {pos[s]: f.kind for f in detect_all(t) for s in f.wasted_source_ids}
+
+
+# ---- the session's folder names a file before any sandbox pattern ----------------------------
+
+def test_a_file_named_by_its_absolute_path_under_the_session_folder_is_the_same_file(
+        tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(PLAN, 0, PLAN_TEXT),
+                          (f"sed -n '1,120p' {CWD}/specs/001-api/plan.md", 0, PLAN_TEXT)])
+    infos = analyze(t)
+    assert [i.paths for i in infos if i.cls == "read"] == [("specs/001-api/plan.md",)] * 2
+    assert _wasted(t) == {1: "reread"}
+
+
+def test_an_edit_named_by_the_absolute_path_changes_the_relative_view(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [
+        (PLAN, 0, PLAN_TEXT),
+        (_patch(f"{CWD}/specs/001-api/plan.md", "One endpoint.", "Two endpoints."), 0, APPLIED),
+        (PLAN, 0, PLAN_TEXT.replace("One", "Two")),
+    ])
+    assert _wasted(t) == {}
+
+
+# ---- git bookkeeping leaves the working tree as it was ---------------------------------------
+
+def test_a_view_after_only_git_add_and_commit_is_a_re_read(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(PLAN, 0, PLAN_TEXT), ("git add specs/001-api/plan.md", 0, ""),
+                          ('git commit -m "docs: plan"', 0, COMMITTED), "Commit it, then go on.",
+                          (PLAN, 0, PLAN_TEXT)])
+    infos = analyze(t)
+    assert [keeps_tree(t.steps[k], infos[k]) for k in range(len(infos))
+            if infos[k].cls == "vcs"] == [True, True]
+    assert _wasted(t) == {3: "reread"}
+
+
+def test_a_commit_whose_hooks_rewrote_files_changes_them(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(PLAN, 0, PLAN_TEXT), ("git add -A", 0, ""),
+                          ('git commit -m "docs: plan"', 0, HOOKED + "\n" + COMMITTED),
+                          (PLAN, 0, PLAN_TEXT)])
+    assert _wasted(t) == {}
+
+
+# ---- a file written again byte for byte ------------------------------------------------------
+
+def test_a_file_written_again_byte_for_byte_is_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(HEALTH, 0, ""), ("cat <<'EOF' > backend/app/main.py\napp = 1\nEOF", 0,
+                                            ""), ("git add backend && git commit -m api", 0,
+                                                  COMMITTED), (HEALTH, 0, "")])
+    # A `.py` written by a here-document is a script (``scripts.py``): written again unchanged.
+    assert _wasted(t) == {3: "rerun_unchanged"}
+    doc = HEALTH.replace("backend/app/api/health.py", ".gitignore")
+    t = _codex(tmp_path, [(doc, 0, ""), ("git add -A && git commit -m ignore", 0, COMMITTED),
+                          (doc, 0, "")])
+    assert _wasted(t) == {2: "exact_repeat"}
+
+
+def test_a_file_written_with_other_content_between_is_written_anew(tmp_path: Path) -> None:
+    doc = HEALTH.replace("backend/app/api/health.py", ".gitignore")
+    other = doc.replace("'ok'", "'ready'")
+    t = _codex(tmp_path, [(doc, 0, ""), (other, 0, ""), (doc, 0, "")])
+    assert _wasted(t) == {}
+
+
+def test_a_write_refused_for_a_missing_folder_sent_after_mkdir_is_not_wasted(
+        tmp_path: Path) -> None:
+    missing = f"/bin/bash: line 1: {CWD}/backend/app/api/health.py: No such file or directory"
+    t = _codex(tmp_path, [(HEALTH, 1, missing), ("mkdir -p backend/app/api", 0, ""),
+                          (HEALTH, 0, "")])
+    assert _wasted(t) == {}
+
+
+# ---- a patch Codex refused wrote nothing ------------------------------------------------------
+
+def test_a_view_after_a_refused_patch_is_a_re_read(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(PLAN, 0, PLAN_TEXT),
+                          (_patch("specs/001-api/plan.md", "Two endpoints.", "Three."), 0,
+                           REFUSED_PATCH),
+                          (PLAN, 0, PLAN_TEXT)])
+    infos = analyze(t)
+    assert (infos[1].cls, infos[1].failed, infos[1].paths) == (
+        "edit", True, ("specs/001-api/plan.md",))
+    assert _wasted(t) == {2: "reread"}
+
+
+def test_a_patch_that_applies_after_a_refused_one_and_a_view_answers_it(
+        tmp_path: Path) -> None:
+    refused = _patch("specs/001-api/plan.md", "Two endpoints.", "Three.")
+    t = _codex(tmp_path, [(refused, 0, REFUSED_PATCH), (PLAN, 0, PLAN_TEXT),
+                          (_patch("specs/001-api/plan.md", "One endpoint.", "Three."), 0,
+                           APPLIED)])
+    assert _wasted(t) == {}
+
+
+def test_a_patch_refused_again_with_the_file_unchanged_is_a_failed_edit_retried(
+        tmp_path: Path) -> None:
+    refused = _patch("specs/001-api/plan.md", "Two endpoints.", "Three.")
+    t = _codex(tmp_path, [(refused, 0, REFUSED_PATCH),
+                          (refused.replace("Three.", "Three endpoints."), 0, REFUSED_PATCH)])
+    assert _wasted(t) == {1: "edit_retry"}
+
+
+# ---- settled: refused again after bookkeeping ------------------------------------------------
+
+def test_a_switch_refused_again_after_only_commits_is_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(SWITCH, 1, DIRTY), "2", ("git add .codex", 0, ""),
+                          ('git commit -m "chore: codex"', 0, COMMITTED),
+                          ("git push", 0, "To github.com:dev/voice.git\n   5c2031e..e3ac354"),
+                          (SWITCH, 1, DIRTY), "2", ("git add .codex", 0, ""),
+                          ('git commit -m "chore: codex"', 0, COMMITTED), (SWITCH, 1, DIRTY)])
+    assert {k: v for k, v in _wasted(t).items() if v == "exact_repeat"} == {
+        4: "exact_repeat", 7: "exact_repeat"}
+
+
+def test_a_switch_after_a_stash_or_an_edit_is_a_new_attempt(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(SWITCH, 1, DIRTY), ("git stash -u", 0, "Saved working directory"),
+                          (SWITCH, 1, DIRTY), (HEALTH, 0, ""), (SWITCH, 1, DIRTY)])
+    assert _wasted(t) == {}
+
+
+# ---- settled: an install that changed nothing -------------------------------------------------
+
+def test_an_install_re_run_that_changed_nothing_after_code_edits_is_wasted(
+        tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("uv sync", 0, SYNCED), (HEALTH, 0, ""), "Run the tests.",
+                          ("uv sync", 0, AUDITED)])
+    assert _wasted(t) == {2: "rerun_unchanged"}
+
+
+def test_an_install_after_its_manifest_changed_is_not_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("uv sync", 0, SYNCED),
+                          (_patch("backend/pyproject.toml", 'dependencies = []',
+                                  'dependencies = ["openai"]'), 0,
+                           "Success. Updated the following files:\nM backend/pyproject.toml"),
+                          ("uv sync", 0, AUDITED)])
+    assert _wasted(t) == {}
+
+
+# ---- settled: is this a repository ------------------------------------------------------------
+
+def test_a_git_check_after_git_said_there_is_no_repository_is_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("git status -sb", 128, NO_REPO), (HEALTH, 0, ""),
+                          ("git rev-parse --git-dir", 128, NO_REPO)])
+    assert _wasted(t) == {2: "near_repeat"}
+
+
+def test_whether_it_is_a_repository_after_git_worked_is_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("git status -sb", 0, "## main\n?? .codex/"), (HEALTH, 0, ""),
+                          ("git rev-parse --git-dir 2>/dev/null", 0, ".git"),
+                          ("git log --oneline -n 3", 0, "5c2031e docs: plan")])
+    # Only the question itself is settled by a git command that worked.
+    assert _wasted(t) == {2: "near_repeat"}
+
+
+def test_git_init_changes_the_answer(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("git status -sb", 128, NO_REPO), ("git init", 0, "Initialized"),
+                          ("git rev-parse --git-dir", 0, ".git")])
+    assert _wasted(t) == {}
