@@ -50,8 +50,9 @@ REFUSED_PATCH = ("apply_patch verification failed: Failed to find expected lines
 APPLIED = "Success. Updated the following files:\nM specs/001-api/plan.md"
 
 
-def _codex(tmp_path: Path, calls: list[tuple[str, int, str] | str]) -> Trajectory:
-    """A Codex CLI rollout of ``exec_command`` calls; a plain string is a person's turn."""
+def _codex(tmp_path: Path, calls: list[Any]) -> Trajectory:
+    """A Codex CLI rollout of ``exec_command`` calls ``(cmd, exit code, output[, more
+    arguments])``; a plain string is a person's turn."""
     rows: list[dict[str, Any]] = [
         {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
          "payload": {"id": "019c44c8-0000-7000-8000-00000000f00d", "cwd": CWD,
@@ -67,10 +68,11 @@ def _codex(tmp_path: Path, calls: list[tuple[str, int, str] | str]) -> Trajector
                 "type": "message", "role": "user",
                 "content": [{"type": "input_text", "text": call}]}})
             continue
-        cmd, code, out = call
+        cmd, code, out = call[:3]
+        more = call[3] if len(call) > 3 else {}
         rows.append({"timestamp": ts, "type": "response_item", "payload": {
             "type": "function_call", "name": "exec_command", "call_id": f"call_{k:04d}",
-            "arguments": json.dumps({"cmd": cmd, "workdir": CWD})}})
+            "arguments": json.dumps({"cmd": cmd, "workdir": CWD, **more})}})
         rows.append({"timestamp": ts, "type": "response_item", "payload": {
             "type": "function_call_output", "call_id": f"call_{k:04d}",
             "output": f"Chunk ID: {k:06x}\nWall time: 0.05 seconds\nProcess exited with code "
@@ -239,3 +241,67 @@ def test_git_init_changes_the_answer(tmp_path: Path) -> None:
     t = _codex(tmp_path, [("git status -sb", 128, NO_REPO), ("git init", 0, "Initialized"),
                           ("git rev-parse --git-dir", 0, ".git")])
     assert _wasted(t) == {}
+
+
+# ---- an install changes its environment and lock, not the project's documents ----------------
+
+def test_a_view_after_an_install_is_a_re_read(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(PLAN, 0, PLAN_TEXT), ("uv sync", 0, SYNCED), (PLAN, 0, PLAN_TEXT)])
+    assert _wasted(t) == {2: "reread"}
+
+
+def test_the_lock_file_after_an_install_is_read_anew(tmp_path: Path) -> None:
+    lock = "sed -n '1,40p' uv.lock"
+    t = _codex(tmp_path, [(lock, 0, "version = 1\n[[package]]\nname = \"httpx\""),
+                          ("uv sync", 0, SYNCED),
+                          (lock, 0, "version = 1\n[[package]]\nname = \"openai\"")])
+    assert _wasted(t) == {}
+
+
+# ---- answers to the error the last call got --------------------------------------------------
+
+def test_a_listing_with_hidden_names_after_an_empty_one_is_new(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("ls", 0, ""), ("ls -a", 0, ".\n..\n.codex\n.specify")])
+    assert _wasted(t) == {}
+    t = _codex(tmp_path, [("ls -a", 0, ".\n..\n.codex"), ("ls -la", 0, ".\n..\n.codex")])
+    assert _wasted(t) == {1: "near_repeat"}
+
+
+SCRIPT = ("{} - <<'PY'\nfrom pathlib import Path\np = Path('specs/001-api/spec.md')\n"
+          "s = p.read_text()\ns = s.replace('One endpoint.', 'Two endpoints.')\n"
+          "p.write_text(s)\nprint('patched')\nPY")
+
+
+def test_a_script_sent_through_another_interpreter_after_command_not_found_is_not_wasted(
+        tmp_path: Path) -> None:
+    gone = "/bin/bash: line 1: python: command not found"
+    t = _codex(tmp_path, [(SCRIPT.format("python"), 127, gone),
+                          (SCRIPT.format("python3"), 0, "patched")])
+    assert _wasted(t) == {}
+    t = _codex(tmp_path, [(SCRIPT.format("python"), 127, gone),
+                          (SCRIPT.format("python "), 127, gone)])
+    assert _wasted(t) == {1: "edit_retry"}
+
+
+LS_REMOTE = "git ls-remote --heads origin | rg -n 'refs/heads/001-api$'"
+NO_DNS = "ssh: Could not resolve hostname github.com: Temporary failure in name resolution"
+
+
+def test_a_call_sent_again_outside_the_sandbox_after_it_failed_is_not_wasted(
+        tmp_path: Path) -> None:
+    t = _codex(tmp_path, [(LS_REMOTE, 1, NO_DNS),
+                          (LS_REMOTE, 1, "", {"sandbox_permissions": "require_escalated"})])
+    assert _wasted(t) == {}
+    t = _codex(tmp_path, [(LS_REMOTE, 1, NO_DNS), (LS_REMOTE, 1, NO_DNS)])
+    assert list(_wasted(t)) == [1]  # inside the sandbox again: the same failure
+
+
+def test_a_range_whose_last_line_is_empty_did_not_reach_the_end(tmp_path: Path) -> None:
+    rows = "line 1\nline 2\nline 3\n"
+    t = _codex(tmp_path, [("sed -n '1,4p' app.js", 0, rows),  # line 4 is empty
+                          ("sed -n '5,8p' app.js", 0, "line 5\nline 6\nline 7\nline 8")])
+    assert [i.to_end for i in analyze(t)] == [False, False]
+    assert _wasted(t) == {}
+    t = _codex(tmp_path, [("sed -n '1,8p' app.js", 0, rows.rstrip("\n")),
+                          ("sed -n '5,8p' app.js", 0, "")])
+    assert [i.to_end for i in analyze(t)] == [True, False]

@@ -301,7 +301,9 @@ def _to_end(step: Step, info: Info, body: str) -> bool:
     lo, hi = info.rng
     if hi >= END or not body.strip():
         return False
-    return body.rstrip("\n").count("\n") + 1 < hi - lo + 1
+    # One newline ends the last line; another before it is an empty last line of the range.
+    text = body[:-1] if body.endswith("\n") else body
+    return text.count("\n") + 1 < hi - lo + 1
 
 
 def _classify_shell(command: str, info: Info) -> None:

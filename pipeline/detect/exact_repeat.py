@@ -11,6 +11,7 @@ from .actions import Info, infos_for, is_action, shape
 from .base import register
 from .build import make_finding
 from .repeats import chains
+from .rerun_unchanged import split_at_other_means
 
 # The harness refused an edit until the file is read: the read that follows answers the
 # refusal, so the same edit sent after it is the retry that works, not a repeat in vain.
@@ -40,7 +41,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     infos = infos_for(traj)
     steps = traj.steps
     found = chains(infos, is_action, lambda i, info: steps[i].action_key or info.canon)
-    for chain in (part for c in found for part in split_after_reads(traj, infos, c)):
+    parts = (part for c in found for part in split_at_other_means(traj, infos, c))
+    for chain in (part for c in parts for part in split_after_reads(traj, infos, c)):
         first = infos[chain[0]]
         errs = [steps[i].error_signature for i in chain if steps[i].is_error]
         sig = errs[-1] if errs and len(errs) == len(chain) else None

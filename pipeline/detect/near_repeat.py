@@ -10,6 +10,7 @@ from .actions import infos_for, is_action, place_key, shape
 from .base import register
 from .build import make_finding
 from .repeats import chains
+from .rerun_unchanged import split_at_other_means
 
 
 @register("near_repeat")
@@ -20,7 +21,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     sharing wasted steps with ``exact_repeat`` are joined by the merge step.
     """
     infos = infos_for(traj)
-    for chain in chains(infos, is_action, lambda i, info: (info.cls, info.canon)):
+    found = chains(infos, is_action, lambda i, info: (info.cls, info.canon))
+    for chain in (part for c in found for part in split_at_other_means(traj, infos, c)):
         first = infos[chain[0]]
         spellings = {traj.steps[i].action_key for i in chain}
         if len(spellings) < 2:

@@ -58,6 +58,14 @@ def chains(
 
 
 def _same_output(a: Info, b: Info) -> bool:
-    if b.cls not in OUTPUT_CHECKED or a.out_fp is None or b.out_fp is None:
+    if b.cls not in OUTPUT_CHECKED or a.out_fp is None and b.out_fp is None:
         return True
-    return a.out_fp == b.out_fp
+    if (a.out_fp is None) != (b.out_fp is None) and b.cls in _EMPTY_TELLS:
+        # An empty listing then one that shows names (`ls` then `ls -a` of a folder holding
+        # only dot-files): the second answered what the first left open.
+        return False
+    return a.out_fp is None or b.out_fp is None or a.out_fp == b.out_fp
+
+
+_EMPTY_TELLS = frozenset({"list", "search"})
+"""Classes whose empty output is an answer ("nothing there") rather than a missing log."""

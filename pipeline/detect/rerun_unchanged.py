@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..config import DetectSettings
-from ..model import Finding, Trajectory
+from ..model import Finding, Step, Trajectory
 from .actions import (
     Info,
     infos_for,
@@ -23,6 +23,7 @@ from .actions import (
 from .base import register
 from .build import make_finding
 from .repeats import chains
+from .unran import missing_program
 
 RUN_CLASSES = frozenset({"test", "build", "lint", "run"})
 
@@ -36,7 +37,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     """Same canonical command of a running class, no file/env change since its last run."""
     infos = infos_for(traj)
     steps = traj.steps
-    for chain in chains(infos, _accept, lambda i, info: info.canon):
+    found = chains(infos, _accept, lambda i, info: info.canon)
+    for chain in (part for c in found for part in split_at_other_means(traj, infos, c)):
         first = infos[chain[0]]
         errs = [steps[i].error_signature for i in chain if steps[i].is_error]
         sig = errs[-1] if errs else None
@@ -48,6 +50,32 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             f"in between{' (' + outcome + ')' if outcome else ''}",
             confidence=0.9, error_signature=sig,
         )
+
+
+def split_at_other_means(traj: Trajectory, infos: list[Info],
+                         chain: list[int]) -> list[list[int]]:
+    """``chain`` cut where a failed run is sent again by other means that answer its error.
+
+    ``python: command not found`` then the same script through ``python3`` (one canonical
+    form), or a call the sandbox failed (no network) sent again asking for escalated
+    permissions: the second run answers the error the first got (the labels' rule book).
+    """
+    parts: list[list[int]] = [[chain[0]]]
+    for a, b in zip(chain, chain[1:], strict=False):
+        gone = missing_program(traj.steps[a].output)
+        if gone and infos[b].command.split(maxsplit=1)[:1] != [gone] or (
+                infos[a].failed and escalated(traj.steps[b]) and not escalated(traj.steps[a])):
+            parts.append([b])
+        else:
+            parts[-1].append(b)
+    return [p for p in parts if len(p) > 1]
+
+
+def escalated(step: Step) -> bool:
+    """The call asks to run outside the sandbox (Codex ``sandbox_permissions``)."""
+    args = step.args if isinstance(step.args, dict) else {}
+    return args.get("sandbox_permissions") == "require_escalated" or args.get(
+        "with_escalated_permissions") in (True, "true")
 
 
 def _changes(traj: Trajectory, infos: list[Info], i: int) -> bool:

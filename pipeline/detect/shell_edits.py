@@ -23,6 +23,7 @@ from ..model import Finding, Step, Trajectory
 from .actions import Info, infos_for, path_ext, script_rejected, shell_rejected
 from .base import register
 from .build import make_finding
+from .unran import missing_program
 
 RETRY_WINDOW = 40
 """Steps after a missed attempt within which the next one is its retry (keeps the scan linear)."""
@@ -109,6 +110,11 @@ def informed(traj: Trajectory, infos: list[Info], j: int, i: int) -> bool:
     the attempt after it acts on new information. Looking at the file again is not.
     """
     if script_rejected(traj.steps[j]) and not shell_rejected(traj.steps[j]):
+        return True
+    gone = missing_program(traj.steps[j].output)
+    if gone and infos[i].command.split(maxsplit=1)[:1] != [gone]:
+        # `python: command not found`, then the same script through `python3`: the retry
+        # answers the error it got (another program), it does not guess at the file again.
         return True
     if refused_own_text(traj.steps[j]) and not missed(traj.steps[i], infos[i]):
         # The tool refused the attempt's own program or patch text; the retry that applies

@@ -29,6 +29,12 @@ _NOT_FOUND = re.compile(r"^(?:/bin/)?(?:ba|z|da)?sh: (?:line \d+: )?([\w.+-]+): 
                         re.M)
 
 
+def missing_program(output: str) -> str | None:
+    """The program the shell said it could not find (``python: command not found``)."""
+    m = _NOT_FOUND.search(output[:2000])
+    return m.group(1) if m else None
+
+
 def _words(command: str) -> frozenset[str]:
     return frozenset(_WORDS.findall(command))
 
