@@ -51,8 +51,10 @@ APPLIED = "Success. Updated the following files:\nM specs/001-api/plan.md"
 
 
 def _codex(tmp_path: Path, calls: list[Any]) -> Trajectory:
-    """A Codex CLI rollout of ``exec_command`` calls ``(cmd, exit code, output[, more
-    arguments])``; a plain string is a person's turn."""
+    """A Codex CLI rollout of ``exec_command`` calls; a plain string is a person's turn.
+
+    A call is ``(cmd, exit code, output)``, with a dict of more arguments as a fourth item.
+    """
     rows: list[dict[str, Any]] = [
         {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
          "payload": {"id": "019c44c8-0000-7000-8000-00000000f00d", "cwd": CWD,
@@ -305,3 +307,20 @@ def test_a_range_whose_last_line_is_empty_did_not_reach_the_end(tmp_path: Path) 
     t = _codex(tmp_path, [("sed -n '1,8p' app.js", 0, rows.rstrip("\n")),
                           ("sed -n '5,8p' app.js", 0, "")])
     assert [i.to_end for i in analyze(t)] == [True, False]
+
+
+# ---- a listing of names changes only when a name comes or goes --------------------------------
+
+LS = ("ls -a", 0, ".\n..\n.codex\n.git\n.specify")
+
+
+def test_a_listing_after_only_edits_of_existing_files_is_wasted(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [LS, (_patch("specs/001-api/plan.md", "One endpoint.", "Two."), 0,
+                               APPLIED), ('git add -A && git commit -m plan', 0, COMMITTED),
+                          "Next feature.", LS])
+    assert _wasted(t) == {3: "exact_repeat"}
+
+
+def test_a_listing_after_a_file_was_written_is_asked_anew(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [LS, ("cat <<'EOF' > notes.md\ntodo\nEOF", 0, ""), LS])
+    assert _wasted(t) == {}

@@ -827,6 +827,7 @@ class _State:
     memory: int = 0
     history: int = 0
     installs: int = 0
+    names: int = 0
     path_version: dict[str, int] = field(default_factory=dict)
 
 
@@ -878,7 +879,32 @@ def _token(info: Info, st: _State) -> tuple[Any, ...]:
                 installs)
     if _shows_history(info):
         return ("history", st.history, st.memory)
+    if _lists_names(info):
+        return ("names", st.names, st.memory)
     return (st.epoch, st.memory)
+
+
+# A listing of names (`ls -a`, `tree`, `rg --files`, `find -name`): an edit of a file that
+# exists changes none of them; a write, a move, a removal, an install may add or drop one.
+_NAMES_ONLY = re.compile(r"^(ls|tree)\b|^(rg|grep)\s+--files\b|^find\b(?!.*\s-(newer|mtime|"
+                         r"mmin|size|exec|delete|empty))")
+_ADDS_OR_DROPS = re.compile(r"\*\*\* (?:Add|Delete) File:|\*\*\* Move to:")
+
+
+def _lists_names(info: Info) -> bool:
+    return info.shell and info.cls in ("list", "search") and " -l" not in info.command and (
+        _NAMES_ONLY.match(info.canon) is not None)
+
+
+def _keeps_names(step: Step, info: Info) -> bool:
+    """No name came or went: files edited in place, or git bookkeeping (``keeps_tree``)."""
+    if keeps_tree(step, info):
+        return True
+    if info.cls != "edit" or info.unknown_mutation or info.extra.get("script_unknown"):
+        return False
+    args = step.args if isinstance(step.args, dict) else {}
+    text = info.command or str(args.get("input", ""))
+    return _ADDS_OR_DROPS.search(text) is None and bool(info.paths)
 
 
 def runs_tests(step: Step, info: Info) -> bool:
@@ -1033,6 +1059,8 @@ def _analyze(traj: Trajectory) -> list[Info]:
                 mutated = True
             if mutated:
                 st.epoch += 1
+                if not _keeps_names(step, info):
+                    st.names += 1
             if _moves_history(info) and not _shows_history(info):
                 st.history += 1
         info.state_after = _token(info, st)
