@@ -892,7 +892,8 @@ _ADDS_OR_DROPS = re.compile(r"\*\*\* (?:Add|Delete) File:|\*\*\* Move to:")
 
 
 def _lists_names(info: Info) -> bool:
-    return info.shell and info.cls in ("list", "search") and " -l" not in info.command and (
+    # `ls -la` also shows sizes, which an edit changes: the output check of a repeat sees it.
+    return info.shell and info.cls in ("list", "search") and (
         _NAMES_ONLY.match(info.canon) is not None)
 
 
