@@ -88,9 +88,9 @@ def test_a_command_is_a_question_with_its_filters_stripped(tmp_path: Path) -> No
     ])
     tools = [(s, i) for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"]
     assert [question(s, i) for s, i in tools] == [
-        ("output", "pnpm --filter web lint", "grep 'no-explicit-any' | head -30", frozenset()),
+        ("output", "pnpm --filter web lint", "grep no-explicit-any | head -30", frozenset()),
         ("output", "bun run typecheck", "", frozenset()),
-        ("package", "", "grep -iE 'event|shared'", frozenset({"event", "shared"})),
+        ("package", "", "grep -iE event|shared", frozenset({"event", "shared"})),
         None,  # a CI run changes by itself: asking again is polling
     ]
     # Clearing a cache is a change of its own kind, which an output question ignores.
@@ -163,6 +163,70 @@ def test_a_filter_after_one_that_hit_its_cap_shows_what_it_hid(tmp_path: Path) -
         _bash("git fsck --no-dangling 2>&1 | grep -E '^(error|missing)'", "missing blob 8c02"),
     ])
     assert _wasted(t) == []
+
+
+def test_grep_context_values_are_not_the_pattern(tmp_path: Path) -> None:
+    # `-A 3` then `-B 3`: the pattern is `error` then `warning`, not `3` both times.
+    t = _claude(tmp_path, [
+        _bash(f"{LINT} | grep -A 3 error", "src/routes/cart.ts:14:7 error Unexpected any"),
+        _bash(f"{LINT} | grep -B 3 -m 5 warning", "src/lib/fmt.ts:2:1 warning prefer-const"),
+    ])
+    assert _wasted(t) == []
+    assert _reps(t) == {1: (0, False)}
+
+
+def test_grep_e_patterns_are_the_terms(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash(f"{LINT} | grep -m 1 -e error", "src/routes/cart.ts:14:7 error Unexpected any"),
+        _bash(f"{LINT} | grep -m 1 -e warning", "src/lib/fmt.ts:2:1 warning prefer-const"),
+        _bash(f"{LINT} | grep -e unused -e warn", "src/lib/fmt.ts:2:1 warning prefer-const"),
+    ])
+    assert _wasted(t) == [2]  # `warn` is inside the term asked before: the same question
+
+
+def test_an_inverted_count_or_names_grep_asks_another_question(tmp_path: Path) -> None:
+    for flag in ("-v", "-c", "-l", "--invert-match"):
+        folder = tmp_path / flag.strip("-")
+        t = _claude(folder, [
+            _bash(f"{LINT} | grep error", "src/routes/cart.ts:14:7 error Unexpected any"),
+            _bash(f"{LINT} | grep {flag} error", "src/lib/fmt.ts:2:1 warning prefer-const"),
+        ])
+        assert _wasted(t) == [], flag
+
+
+def test_a_grep_reading_its_patterns_from_a_file_is_unknown_never_the_same(
+        tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash(f"{LINT} | tail -3", "src/routes/cart.ts:14:7 error Unexpected any"),
+        _bash(f"{LINT} | grep -f /tmp/rules.txt", "src/lib/fmt.ts:2:1 warning prefer-const"),
+    ])
+    assert _wasted(t) == []
+
+
+def test_filters_come_from_the_parsed_pipe_not_the_text(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash('grep -rnE "TODO|FIXME" src', "src/cart.ts:9:// TODO totals"),
+        _bash("make test || echo failed", "FAIL cart\nfailed", failed=True),
+        _bash('grep -rnE "TODO|FIXME" src 2>&1 | wc -l', "1"),
+    ])
+    tools = [(s, i) for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"]
+    got = [question(s, i) for s, i in tools]
+    assert got[1] == ("output", "make test", "", frozenset())  # `|| echo` is no filter
+    assert got[2] is not None and got[2][2] == "wc -l"  # the quoted `|` is the pattern's
+
+
+def test_a_capped_output_whose_blank_last_line_was_trimmed_still_hit_its_cap(
+        tmp_path: Path) -> None:
+    # `tail -5` printed 5 lines, the last blank; the log keeps 4. The grep after it shows
+    # which issue the cap cut: a repeat, not waste (labels rule book).
+    credo = ("Analysis took 0.2 seconds\n1 mods/funs, found 1 code readability issue.\n\n"
+             "Showing priority issues: ↑ ↗ →")
+    t = _claude(tmp_path, [
+        _bash("mix credo --strict 2>&1 | tail -5", credo),
+        _bash('mix credo --strict 2>&1 | grep -E "^┃"', "┃ [R] → Modules should have a @moduledoc"),
+    ])
+    assert _wasted(t) == []
+    assert _reps(t) == {1: (0, False)}
 
 
 def test_a_ci_run_asked_again_through_another_filter_is_polling(tmp_path: Path) -> None:

@@ -329,7 +329,7 @@ def _classify_shell(command: str, info: Info) -> None:
     # `PYTHONPATH=. python x.py` runs python: the assignments only set its environment.
     argv = shell.split_env(main.argv)[1] or main.argv
     prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/") else argv[0]
-    info.program = shell._canon_argv(argv, parsed.cwd)[0] if argv else prog
+    info.program = shell.canon_argv(argv, parsed.cwd)[0] if argv else prog
     cwd = parsed.cwd
     writes: list[str] = []
     for s in segs:
@@ -785,11 +785,21 @@ _GIT_TREE_KEPT = frozenset({"add", "commit", "fetch", "push", "tag", "remote", "
                             "rev-parse", "ls-remote", "config"})
 _HOOKS = re.compile(r"hook|lint-staged|husky|pre-commit|reformatted|files were modified|"
                     r"\bFix(ed|ing)\b", re.I)
-# What an install writes besides its environment: lock files and build metadata. The
-# project's sources and documents are not among them.
-_INSTALL_WRITES = re.compile(r"(^|/)(node_modules|\.venv|venv|site-packages|vendor|target|"
-                             r"__pypackages__)(/|$)|\.egg-info(/|$)|(^|/)[\w.-]*\.lock(b)?$|"
-                             r"(^|/)(package-lock\.json|pnpm-lock\.yaml|go\.sum)$")
+# The files of an install, one row each: (pattern, an install reads it). An install may write
+# every row (`npm install zod` and `uv add httpx` edit the manifest, any install a lock); it
+# reads only the manifests and locks, so writing one of those can change what it does. The
+# project's sources and documents are in no row.
+_INSTALL_FILES: tuple[tuple[str, bool], ...] = (
+    (r"pyproject\.toml|setup\.(py|cfg)|requirements[\w.-]*\.(txt|in)|Pipfile|package\.json|"
+     r"Cargo\.toml|go\.mod|Gemfile|composer\.json|environment\.ya?ml|\.python-version|\.nvmrc",
+     True),                                                                 # manifests
+    (r"[\w.-]*\.lockb?|Pipfile\.lock|package-lock\.json|pnpm-lock\.yaml|go\.sum", True),  # locks
+    (r"(node_modules|\.venv|venv|site-packages|vendor|target|__pypackages__)(/.*)?|"
+     r"[^/]*\.egg-info(/.*)?", False),                                    # environments
+)
+MANIFEST = re.compile("(^|/)(" + "|".join(p for p, reads in _INSTALL_FILES if reads) + ")$")
+"""Manifests and locks: files an install reads, whose writing can change what it does."""
+_INSTALL_WRITES = re.compile("(^|/)(" + "|".join(p for p, _ in _INSTALL_FILES) + ")$")
 
 
 def keeps_tree(step: Step, info: Info) -> bool:

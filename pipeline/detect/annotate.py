@@ -131,7 +131,7 @@ def _producer(info: Info) -> tuple[str, str] | None:
     pipes = [s for s in parsed.segments if s.piped]
     if not heads or any(s.argv[0] not in _FILTERS for s in pipes if s.argv):
         return None
-    forms = {" ".join(shell._canon_argv(s.argv, parsed.cwd)) for s in heads}
+    forms = {" ".join(shell.canon_argv(s.argv, parsed.cwd)) for s in heads}
     return (info.cls, forms.pop()) if len(forms) == 1 else None
 
 

@@ -89,7 +89,6 @@ class _Asked:
     step: int
     filters: str
     subjects: frozenset[str]
-    out_fp: str | None
     version: tuple[int, ...]
     cleans: int
 
@@ -165,11 +164,10 @@ def _shell_question(command: str,
         heads = heads[1:]  # `rm -rf dist && tsc`: clearing output is set-up, tsc the question
     if not heads or any(g.argv[0] not in FILTERS for g in pipes):
         return None
-    subject = " && ".join(" ".join(shell._canon_argv(g.argv, parsed.cwd)) for g in heads)
+    subject = " && ".join(" ".join(shell.canon_argv(g.argv, parsed.cwd)) for g in heads)
     if _LIVE.match(subject):
         return None
-    first = command.strip().split("\n", 1)[0]
-    filters = " ".join(first.partition("|")[2].split())
+    filters = " | ".join(" ".join(argv) for argv in shell.pipe_filters(command))
     names = _packages(subject, command)
     if names:
         return ("package", "", filters, names)
@@ -182,17 +180,13 @@ def _packages(subject: str, command: str) -> frozenset[str]:
     if m:
         return frozenset(_norm(w) for w in m.group(1).split() if not w.startswith("-"))
     if _PIP_LIST.match(subject):
-        return frozenset(_norm(w) for w in _terms(command) if len(w) >= 3)
+        asked = _terms(command)
+        return frozenset(_norm(w) for w in (asked[1] if asked else ()) if len(w) >= 3)
     return frozenset()
 
 
 def _norm(name: str) -> str:
     return name.strip().lower().replace("_", "-")
-
-
-def _same_packages(a: frozenset[str], b: frozenset[str]) -> bool:
-    # `grep -i event` asks about `events-py`: a name inside another is the same package.
-    return _overlap(a, b)
 
 
 @register("already_answered")
@@ -213,9 +207,10 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             version = tuple(counts[k] for k in sorted(DEPENDS[topic]))
             key = (topic, subject)
             before = asked.get(key)
-            if before is not None and topic == "package" and not _same_packages(
-                    names, before.subjects):
-                before = None
+            if topic == "package":
+                # One slot per package: `grep -i event` asks about `events-py` (a name
+                # inside another is the same package); `pip show b` is not `pip show a`.
+                key, before = _package_slot(asked, names)
             # Build output removed since (by a step between or by this one's own `rm -rf`):
             # only an answer replayed from a cache did not look at what was removed.
             removed = before is not None and (before.cleans != counts["clean"] or (
@@ -229,11 +224,21 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
                 chain = chains.pop(before.step, [before.step])
                 chain.append(i)
                 chains[i] = chain
-            asked[key] = _Asked(i, filters, names, info.out_fp, version, counts["clean"])
+            asked[key] = _Asked(i, filters, names, version, counts["clean"])
         for kind in change_kinds(step, info):
             counts[kind] += 1
     for chain in sorted(chains.values(), key=lambda c: c[0]):
         yield _finding(traj, infos, chain, settings)
+
+
+def _package_slot(asked: dict[tuple[str, str], _Asked],
+                  names: frozenset[str]) -> tuple[tuple[str, str], _Asked | None]:
+    """The slot of the latest package query about one of ``names``, else a new one."""
+    found = [(k, a) for k, a in asked.items() if k[0] == "package" and _overlap(
+        names, a.subjects)]
+    if not found:
+        return ("package", ",".join(sorted(names))), None
+    return max(found, key=lambda ka: ka[1].step)
 
 
 def answer(step: Step, info: Info) -> tuple[bool, frozenset[str]] | str | None:
@@ -265,27 +270,103 @@ def _answered(before: _Asked, i: int, info: Info, filters: str, version: tuple[i
     if i - before.step > REFILTER_WINDOW or _capped(before.filters, prev.out_lines):
         return False  # the filter before stopped at its cap: the new one shows what it hid
     said, asks = _terms(prev.command), _terms(info.command)
+    if said is None or asks is None or said[0] != asks[0]:
+        return False  # a pattern we cannot read, or `-v`/`-c`/`-l`: another question
     # `grep gc` then `grep maintenance` asks the output another question; `grep any` after
     # `grep no-explicit-any` (one term inside the other) asks the same one again.
-    return not (said and asks) or _overlap(said, asks)
+    return not (said[1] and asks[1]) or _overlap(said[1], asks[1])
 
 
 def _capped(filters: str, lines: int) -> bool:
-    """The filters end in ``head``/``tail -N`` and the output reached N lines."""
+    """The filters end in ``head``/``tail -N`` and the output reached N lines.
+
+    One line short counts: harnesses trim a trailing blank line (``mix credo | tail -5``
+    logged 4 lines), and a cap that may have cut lines is a new question, never the same.
+    """
     caps = [int(n) for n in _CAP.findall(filters)]
-    return bool(caps) and lines >= min(caps)
+    return bool(caps) and lines >= min(caps) - 1
 
 
-def _terms(command: str) -> frozenset[str]:
-    """The alternatives grep looks for in the output piped into it (lowercased)."""
-    out: set[str] = set()
-    for seg in shell.parse(command).segments:
-        if not seg.piped or not seg.argv or seg.argv[0] not in ("grep", "egrep", "rg"):
+def _terms(command: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """What the greps piped after the command ask of its output: ``(modes, terms)``.
+
+    ``terms`` are the lowercased alternatives the plain greps look for; ``modes`` one entry
+    per grep whose flags change the question (``-v`` shows the complement, ``-c`` a count,
+    ``-l`` names), with its own terms. None when a pattern cannot be read (``-f FILE``, no
+    pattern): unknown, never the same question.
+    """
+    modes: set[str] = set()
+    terms: set[str] = set()
+    for argv in shell.pipe_filters(command):
+        if argv[0] not in _GREPS:
             continue
-        words = [a for a in seg.argv[1:] if not a.startswith("-")]
-        if words:
-            out.update(t.strip().lower() for t in re.split(r"\\?\|", words[0]) if t.strip())
-    return frozenset(out)
+        got = _grep_args(argv[1:])
+        if got is None:
+            return None
+        flags, patterns = got
+        found = {t.strip().lower() for p in patterns for t in re.split(r"\\?\|", p)
+                 if t.strip()}
+        if flags:
+            modes.add("".join(sorted(flags)) + ":" + ",".join(sorted(found)))
+        else:
+            terms |= found
+    return frozenset(modes), frozenset(terms)
+
+
+_GREPS = frozenset({"grep", "egrep", "fgrep", "rg"})
+# Options whose value is the next argument (or the rest of the cluster: `-A3`).
+_GREP_VALUED = frozenset("ABCmegtTfM")
+_GREP_LONG_VALUED = frozenset({"--after-context", "--before-context", "--context",
+                               "--max-count", "--regexp", "--file", "--glob", "--type",
+                               "--type-not", "--include", "--exclude", "--max-columns"})
+_GREP_MODES = {"v": "v", "c": "c", "l": "l", "L": "L", "--invert-match": "v",
+               "--count": "c", "--files-with-matches": "l", "--files-without-match": "L"}
+
+
+def _grep_args(args: tuple[str, ...]) -> tuple[set[str], list[str]] | None:
+    """``(mode flags, patterns)`` of a grep's arguments, or None when unreadable."""
+    flags: set[str] = set()
+    patterns: list[str] = []
+    words: list[str] = []
+    k = 0
+    while k < len(args):
+        a = args[k]
+        k += 1
+        if a == "--":
+            words.extend(args[k:])
+            break
+        if a.startswith("--"):
+            name, eq, value = a.partition("=")
+            if name in _GREP_MODES:
+                flags.add(_GREP_MODES[name])
+            elif name in _GREP_LONG_VALUED:
+                if not eq:
+                    value, k = (args[k] if k < len(args) else ""), k + 1
+                if name == "--file":
+                    return None
+                if name == "--regexp":
+                    patterns.append(value)
+            continue
+        if not a.startswith("-") or a == "-":
+            words.append(a)
+            continue
+        for n, ch in enumerate(a[1:], 1):
+            if ch in _GREP_VALUED:
+                value = a[n + 1:]
+                if not value:
+                    value, k = (args[k] if k < len(args) else ""), k + 1
+                if ch == "f":
+                    return None
+                if ch == "e":
+                    patterns.append(value)
+                break
+            if ch in _GREP_MODES:
+                flags.add(_GREP_MODES[ch])
+    if not patterns:
+        if not words:
+            return None
+        patterns = words[:1]
+    return flags, patterns
 
 
 def _overlap(a: frozenset[str], b: frozenset[str]) -> bool:

@@ -134,6 +134,27 @@ def _tokens(line: str) -> list[str]:
         return line.replace('"', " ").replace("'", " ").split()
 
 
+def pipe_filters(command: str) -> tuple[tuple[str, ...], ...]:
+    """The commands piped after the first one of the command's first line, quotes removed.
+
+    Unlike ``parse`` it keeps pager tails (``| tail -5``) and reads ``||`` as the separator
+    it is: ``grep -E "a|b" f`` has no filter, ``make || echo failed`` neither.
+    """
+    out: list[tuple[str, ...]] = []
+    cur: list[str] = []
+    piped = False
+    for tok in [*_tokens(command.strip().split("\n", 1)[0]), ";"]:
+        if tok in _SEPARATORS:
+            if piped and cur:
+                out.append(tuple(cur))
+            elif out:
+                break  # the pipeline ended: what follows is another command
+            cur, piped = [], tok == "|"
+        else:
+            cur.append(tok)
+    return tuple(out)
+
+
 def parse(command: str) -> Parsed:
     """Split a shell command into segments (cached per command and session root)."""
     return _parse(command, SESSION_ROOT.get())
@@ -279,13 +300,14 @@ def split_env(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[start:k], argv[k:]
 
 
-def _canon_argv(argv: list[str], cwd: str) -> list[str]:
+def canon_argv(argv: list[str], cwd: str) -> list[str]:
+    """One simple command in canonical form (launchers, cosmetic flags and tool names)."""
     if not argv:
         return []
     env, rest_argv = split_env(argv)
     if env and rest_argv:
         kept = sorted(a for a in env if not is_location_env(a))
-        return [*kept, *_canon_argv(rest_argv, cwd)]
+        return [*kept, *canon_argv(rest_argv, cwd)]
     prog = argv[0].rsplit("/", 1)[-1] if argv[0].startswith("/usr/") else argv[0]
     args = argv[1:]
     if prog in _LAUNCHERS and args and not args[0].startswith("-"):
@@ -299,7 +321,7 @@ def _canon_argv(argv: list[str], cwd: str) -> list[str]:
             prog, args = args[1], args[2:]
         args = [a for a in args if a != "-u"]
     if prog in ("timeout",) and args:
-        return _canon_argv(args[1:], cwd)
+        return canon_argv(args[1:], cwd)
     if prog in ("rg", "ag", "ack", "egrep", "fgrep"):
         prog = "grep"
     if prog == "git" and args[:1] == ["grep"]:
@@ -357,7 +379,7 @@ def _canonical(command: str, _root: str) -> str:
         if seg.argv[:1] == ["export"] and all(is_location_env(f"export {a}")
                                               for a in seg.argv[1:]):
             continue  # `export JAVA_HOME=...` only says where the tools are
-        argv = _canon_argv(seg.argv, parsed.cwd)
+        argv = canon_argv(seg.argv, parsed.cwd)
         if argv:
             red = "".join(f" >{r}" for r in seg.redirects)
             parts.append(" ".join(argv) + red)
