@@ -239,6 +239,26 @@ def test_whether_it_is_a_repository_after_git_worked_is_wasted(tmp_path: Path) -
     assert _wasted(t) == {2: "near_repeat"}
 
 
+def test_git_commands_that_need_no_repository_answer_nothing(tmp_path: Path) -> None:
+    for k, first in enumerate(("git --version", "git config --global user.name",
+                               "git help status", "git ls-remote https://github.com/me/v.git")):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        t = _codex(folder, [(first, 0, "git version 2.43.0"),
+                            ("git rev-parse --show-toplevel", 128, NO_REPO)])
+        assert _wasted(t) == {}, first
+
+
+def test_whether_another_folder_is_a_repository_is_another_question(tmp_path: Path) -> None:
+    t = _codex(tmp_path, [("git status", 128, NO_REPO),
+                          ("git -C vendor/lib status", 0, "On branch main\nnothing to commit"),
+                          ("cd packages/lib && git log --oneline -3", 0, "abc1234 init"),
+                          ("git -C packages/lib rev-parse --git-dir", 0, ".git"),
+                          ("git rev-parse --is-inside-work-tree", 128, NO_REPO)])
+    # Only the last two ask what an earlier step showed about their own folder.
+    assert _wasted(t) == {3: "near_repeat", 4: "near_repeat"}
+
+
 def test_git_init_changes_the_answer(tmp_path: Path) -> None:
     t = _codex(tmp_path, [("git status -sb", 128, NO_REPO), ("git init", 0, "Initialized"),
                           ("git rev-parse --git-dir", 0, ".git")])

@@ -29,23 +29,53 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, keeps_tree, no_op_install, shape
+from . import shell
+from .actions import MANIFEST, Info, infos_for, keeps_tree, no_op_install, shape
 from .base import register
 from .build import make_finding
 
-_MANIFEST = re.compile(r"(^|/)(pyproject\.toml|setup\.(py|cfg)|requirements[\w.-]*\.(txt|in)|"
-                       r"Pipfile(\.lock)?|package\.json|[\w.-]*\.lock|package-lock\.json|"
-                       r"pnpm-lock\.yaml|Cargo\.toml|go\.(mod|sum)|Gemfile|composer\.json|"
-                       r"environment\.ya?ml|\.python-version|\.nvmrc)$")
-"""Files an install reads: writing one can change what the install does."""
-_REPO_QUESTION = re.compile(r"^git\s+rev-parse\s+(--git-dir|--show-toplevel|"
-                            r"--is-inside-work-tree)\s*$")
+_REPO_QUESTION = frozenset({"--git-dir", "--show-toplevel", "--is-inside-work-tree"})
+"""``git rev-parse`` flags that ask only whether the folder is in a repository."""
+# Git commands that answer without a repository: they tell nothing about the folder.
+_NO_REPO_NEEDED = frozenset({"", "help", "version", "clone", "init", "ls-remote"})
+_GLOBAL_CONFIG = frozenset({"--global", "--system", "--file", "-f"})
 _NOT_A_REPO = re.compile(r"not a git repository", re.I)
 _MAKES_REPO = re.compile(r"\bgit\s+(init|clone)\b|\brm\s+-\w*r\w*\s+\S*\.git\b")
 
 
 def _looks(info: Info) -> bool:
     return info.state_after == info.state
+
+
+def repo_question(command: str) -> tuple[str, bool] | None:
+    """``(folder, asks only that)`` for a git command that needs a repository, else None.
+
+    The folder is where git looks: the session's, a leading ``cd x &&``, or ``git -C x``
+    (``--git-dir``/``--work-tree`` name another place: None). ``git --version``, ``help``,
+    ``clone``, ``ls-remote`` and ``config --global`` work anywhere, so they answer nothing.
+    """
+    parsed = shell.parse(command)
+    argv = next((g.argv for g in parsed.segments if g.argv and g.argv[0] == "git"), None)
+    if argv is None:
+        return None
+    folder, k = parsed.cwd, 1
+    while k < len(argv) and argv[k].startswith("-"):
+        if argv[k] in ("--git-dir", "--work-tree") or argv[k].startswith(("--git-dir=",
+                                                                             "--work-tree=")):
+            return None
+        if argv[k] in ("-C", "-c") and k + 1 < len(argv):
+            if argv[k] == "-C":
+                folder = shell.norm_path(argv[k + 1], folder)
+            k += 1
+        elif argv[k] in ("--version", "--help", "-h"):
+            return None
+        k += 1
+    sub = argv[k] if k < len(argv) else ""
+    rest = argv[k + 1:]
+    if sub in _NO_REPO_NEEDED or (sub == "config" and _GLOBAL_CONFIG & set(rest)):
+        return None
+    asks = sub == "rev-parse" and bool(rest) and all(a in _REPO_QUESTION for a in rest)
+    return folder, asks
 
 
 @register("settled")
@@ -59,7 +89,8 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     repo = 0       # a repository made or removed
     refused: dict[str, tuple[int, str | None, int]] = {}
     installs: dict[str, tuple[int, int]] = {}
-    answered_repo: tuple[int, bool, int] | None = None  # (step, is a repository, repo count)
+    # Folder -> (step, is a repository, repo count): `git -C lib` asks about another folder.
+    answered_repo: dict[str, tuple[int, bool, int]] = {}
     chains: dict[str, dict[int, list[int]]] = {"refused": {}, "install": {}, "repository": {}}
 
     def link(kind: str, j: int, i: int) -> None:
@@ -72,7 +103,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             # The answers left the agent's context: asking again is a repeat, not waste.
             refused.clear()
             installs.clear()
-            answered_repo = None
+            answered_repo.clear()
         if step.kind != "tool" or info.cls == "none":
             continue
         git = info.shell and info.canon.startswith("git ")
@@ -85,22 +116,25 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             last = installs.get(info.canon)
             if last is not None and last[1] == setup and no_op_install(step, info):
                 link("install", last[0], i)
-        if git and info.cls in ("inspect", "vcs") and not _MAKES_REPO.search(info.command):
-            question = bool(_REPO_QUESTION.match(info.canon))
-            if answered_repo is not None and answered_repo[2] == repo and (
-                    question or (not answered_repo[1] and info.cls == "inspect")):
+        asked = repo_question(info.command) if git and info.cls in ("inspect", "vcs") and (
+            not _MAKES_REPO.search(info.command)) else None
+        if asked is not None:
+            folder, question = asked
+            known = answered_repo.get(folder)
+            if known is not None and known[2] == repo and (
+                    question or (not known[1] and info.cls == "inspect")):
                 # No repository: every observing git command asks again; a repository: only
                 # the question itself.
-                link("repository", answered_repo[0], i)
+                link("repository", known[0], i)
             no = info.failed and bool(_NOT_A_REPO.search(step.output[:300]))
             if no or not info.failed:
-                answered_repo = (i, not no, repo)
+                answered_repo[folder] = (i, not no, repo)
         # What this step changed, for the questions after it.
         if _MAKES_REPO.search(info.command):
             repo += 1
         if info.env_change or (info.cls == "install" and (
                 not info.extra.get("only_install") or not no_op_install(step, info))) or any(
-                    _MANIFEST.search(p) for p in (*info.writes, *info.paths)
+                    MANIFEST.search(p) for p in (*info.writes, *info.paths)
                     if info.cls in ("write", "edit")) or info.extra.get("script_unknown"):
             setup += 1
         if info.cls == "install" and info.extra.get("only_install"):
