@@ -128,6 +128,19 @@ def test_a_commit_whose_hooks_rewrote_files_changes_them(tmp_path: Path) -> None
     assert _wasted(t) == {}
 
 
+def test_a_commit_message_that_mentions_hooks_or_fixes_keeps_the_tree(tmp_path: Path) -> None:
+    msgs = ("Fixed typo in plan", "add webhook handler", "feat: useHook for state",
+            "chore: pre-commit config")
+    calls = [(f'git commit -m "{m}"', 0, f"[001-api 5c2031e] {m}\n 1 file changed, 2 "
+              "insertions(+)\n create mode 100644 specs/hooks.md") for m in msgs]
+    calls.append(('git commit -m "docs: plan"', 0, "husky - pre-commit hook exited with code 0"
+                  "\n[001-api 5c2031e] docs: plan\n 1 file changed, 2 insertions(+)"))
+    t = _codex(tmp_path, calls)
+    infos = analyze(t)
+    assert [keeps_tree(s, i) for s, i in zip(t.steps, infos, strict=True)
+            if i.cls == "vcs"] == [True, True, True, True, False]
+
+
 # ---- a file written again byte for byte ------------------------------------------------------
 
 def test_a_file_written_again_byte_for_byte_is_wasted(tmp_path: Path) -> None:
@@ -303,6 +316,21 @@ def test_a_script_sent_through_another_interpreter_after_command_not_found_is_no
     t = _codex(tmp_path, [(SCRIPT.format("python"), 127, gone),
                           (SCRIPT.format("python "), 127, gone)])
     assert _wasted(t) == {1: "edit_retry"}
+
+
+def test_the_same_program_behind_cd_or_an_assignment_is_not_another_program(
+        tmp_path: Path) -> None:
+    gone = "/bin/bash: line 1: python: command not found"
+    # A script behind an assignment is read as a run, not an edit: a rerun either way.
+    for k, (again, kind) in enumerate(((f"cd {CWD} && " + SCRIPT.format("python"), "edit_retry"),
+                                       (SCRIPT.format("PYTHONPATH=. python"), "rerun_unchanged"))):
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        t = _codex(folder, [(SCRIPT.format("python"), 127, gone), (again, 127, gone)])
+        assert _wasted(t) == {1: kind}, again
+    t = _codex(tmp_path, [("python tests/smoke.py", 127, gone),
+                          ("cd backend && PYTHONPATH=. python tests/smoke.py", 127, gone)])
+    assert _wasted(t) == {1: "rerun_unchanged"}
 
 
 LS_REMOTE = "git ls-remote --heads origin | rg -n 'refs/heads/001-api$'"

@@ -783,8 +783,12 @@ def no_op_install(step: Step, info: Info) -> bool:
 _GIT_TREE_KEPT = frozenset({"add", "commit", "fetch", "push", "tag", "remote", "gc", "prune",
                             "repack", "update-ref", "branch", "status", "log", "diff", "show",
                             "rev-parse", "ls-remote", "config"})
-_HOOKS = re.compile(r"hook|lint-staged|husky|pre-commit|reformatted|files were modified|"
-                    r"\bFix(ed|ing)\b", re.I)
+# What hook runners print (pre-commit, husky, lint-staged, formatters they run); matched per
+# line, past the commit's own `[branch sha] subject` line, whose message may say anything.
+_HOOKS = re.compile(r"^- hook id:|^- files were modified by this hook|husky\s*[->]|lint-staged|"
+                    r"^\S.*\.{4,}\s*(Passed|Failed)$|^\d+ files? reformatted|^reformatted \S|"
+                    r"^Fixing \S", re.I | re.M)
+_COMMIT_LINE = re.compile(r"^\[[^\]\n]+ [0-9a-f]{7,}\] .*$|^ ?(create|delete) mode .*$", re.M)
 # The files of an install, one row each: (pattern, an install reads it). An install may write
 # every row (`npm install zod` and `uv add httpx` edit the manifest, any install a lock); it
 # reads only the manifests and locks, so writing one of those can change what it does. The
@@ -814,7 +818,7 @@ def keeps_tree(step: Step, info: Info) -> bool:
     subs: list[str] = info.extra.get("git") or []
     if not subs or not all(x in _GIT_TREE_KEPT or _new_branch(info.command, x) for x in subs):
         return False
-    return not ("commit" in subs and _HOOKS.search(step.output))
+    return not ("commit" in subs and _HOOKS.search(_COMMIT_LINE.sub("", step.output)))
 
 
 def _new_branch(command: str, sub: str) -> bool:

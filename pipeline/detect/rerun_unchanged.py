@@ -23,7 +23,7 @@ from .actions import (
 from .base import register
 from .build import make_finding
 from .repeats import chains
-from .unran import missing_program
+from .unran import other_program
 
 RUN_CLASSES = frozenset({"test", "build", "lint", "run"})
 
@@ -62,8 +62,7 @@ def split_at_other_means(traj: Trajectory, infos: list[Info],
     """
     parts: list[list[int]] = [[chain[0]]]
     for a, b in zip(chain, chain[1:], strict=False):
-        gone = missing_program(traj.steps[a].output)
-        if gone and infos[b].command.split(maxsplit=1)[:1] != [gone] or (
+        if other_program(traj.steps[a], infos[b]) or (
                 infos[a].failed and escalated(traj.steps[b]) and not escalated(traj.steps[a])):
             parts.append([b])
         else:

@@ -23,7 +23,7 @@ from ..model import Finding, Step, Trajectory
 from .actions import Info, infos_for, path_ext, script_rejected, shell_rejected
 from .base import register
 from .build import make_finding
-from .unran import missing_program
+from .unran import other_program
 
 RETRY_WINDOW = 40
 """Steps after a missed attempt within which the next one is its retry (keeps the scan linear)."""
@@ -111,8 +111,7 @@ def informed(traj: Trajectory, infos: list[Info], j: int, i: int) -> bool:
     """
     if script_rejected(traj.steps[j]) and not shell_rejected(traj.steps[j]):
         return True
-    gone = missing_program(traj.steps[j].output)
-    if gone and infos[i].command.split(maxsplit=1)[:1] != [gone]:
+    if other_program(traj.steps[j], infos[i]):
         # `python: command not found`, then the same script through `python3`: the retry
         # answers the error it got (another program), it does not guess at the file again.
         return True

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
+from . import shell
 from .actions import Info, infos_for, shell_rejected
 from .base import register
 from .build import make_finding
@@ -83,10 +84,26 @@ def made_runnable(steps: list[Step], infos: list[Info], j: int, i: int) -> bool:
     return bool(edits) and not shell_rejected(steps[i])
 
 
-def _program_of(info: Info) -> str:
-    """The word the shell looks up (``python3``, not the ``pytest`` of ``python -m pytest``)."""
-    words = [w for w in info.command.split() if not _ASSIGN.match(w)]
-    return words[0].rsplit("/", 1)[-1] if words else ""
+def program_of(info: Info) -> str:
+    """The word the shell looks up (``python3``, not the ``pytest`` of ``python -m pytest``).
+
+    Past a leading ``cd x &&`` and ``NAME=value`` assignments: ``cd /w && PYTHONPATH=.
+    python x.py`` looks up ``python``.
+    """
+    for seg in shell.parse(info.command).segments:
+        words = [w for w in seg.argv if not _ASSIGN.match(w)]
+        if words:
+            return words[0].rsplit("/", 1)[-1]
+    return ""
+
+
+def other_program(failed: Step, now: Info) -> bool:
+    """``failed`` said its program is missing and ``now`` calls another one (``python3``).
+
+    Such a retry answers the error it got: another means, not the same call again.
+    """
+    gone = missing_program(failed.output)
+    return gone is not None and program_of(now) != gone
 
 
 @register("unran_reissue")
@@ -110,7 +127,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
         bad_search = i if _refused_search(step, info) else None
         if not info.shell:
             continue
-        prog = _program_of(info)
+        prog = program_of(info)
         if prog in missing and not shell_rejected(step):
             yield _finding(traj, infos, settings, [missing[prog], i],
                            f"`{prog}` called again after the shell said it is not installed")
