@@ -17,7 +17,7 @@ from _detect_helpers import USER, Call, atif_doc, claude_lines, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.detect.actions import analyze
-from pipeline.detect.answered import change_kinds, question
+from pipeline.detect.answered import answer, change_kinds, question
 from pipeline.model import Trajectory
 
 AUDITED = "Resolved 29 packages in 0.66ms\nAudited 21 packages in 0.22ms"
@@ -227,6 +227,49 @@ def test_a_capped_output_whose_blank_last_line_was_trimmed_still_hit_its_cap(
     ])
     assert _wasted(t) == []
     assert _reps(t) == {1: (0, False)}
+
+
+def test_files_with_matches_after_an_edit_is_asked_anew(tmp_path: Path) -> None:
+    # Its answer depends on what the files say, which an edit changes: not a list of names.
+    t = _claude(tmp_path, [
+        _bash("rg --files-with-matches TODO src", "src/cart.ts"),
+        _edit("let total = 0"),
+        _bash("rg --files-with-matches TODO src", "src/cart.ts"),
+    ])
+    assert _wasted(t) == []
+
+
+def test_an_error_line_that_says_cached_is_part_of_the_answer(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("npm test 2>&1", "Error: stale cached value for key user\nTests: 1 failed"),
+        _bash("npm test 2>&1", "Error: cached session expired\nTests: 1 failed"),
+        _bash(TSC, TSC_OK),
+    ])
+    tools = [(s, i) for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"]
+    assert answer(*tools[0]) != answer(*tools[1])
+    assert answer(*tools[2]) == (False, frozenset({  # the turbo cache report left out
+        "$ turbo run typecheck", "• Running typecheck in # packages",
+        "Tasks: # successful, # total"}))
+
+
+def test_a_filter_of_the_whole_output_that_prints_new_lines_is_a_new_answer(
+        tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("npm test 2>&1", "FAIL src/a.test.ts\nError: stale cached value for key user\n"
+              "Tests: 1 failed", failed=True),
+        _bash("npm test 2>&1 | tail -5", "FAIL src/a.test.ts\nError: cached session expired\n"
+              "Tests: 1 failed", failed=True),
+    ])
+    assert _wasted(t) == []
+
+
+def test_each_package_query_has_its_own_slot(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("uv pip show httpx 2>&1", "Name: httpx\nVersion: 0.28.1"),
+        _bash("uv pip show pydantic 2>&1", "Name: pydantic\nVersion: 2.9.2"),
+        _bash("uv pip list 2>&1 | grep -i httpx", "httpx 0.28.1"),
+    ])
+    assert _reps(t) == {2: (0, True)}  # httpx asked again, not compared with pydantic
 
 
 def test_a_ci_run_asked_again_through_another_filter_is_polling(tmp_path: Path) -> None:

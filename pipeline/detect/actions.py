@@ -900,7 +900,8 @@ def _token(info: Info, st: _State) -> tuple[Any, ...]:
 
 # A listing of names (`ls -a`, `tree`, `rg --files`, `find -name`): an edit of a file that
 # exists changes none of them; a write, a move, a removal, an install may add or drop one.
-_NAMES_ONLY = re.compile(r"^(ls|tree)\b|^(rg|grep)\s+--files\b|^find\b(?!.*\s-(newer|mtime|"
+# (`rg --files-with-matches` lists the files whose contents match: not a listing of names.)
+_NAMES_ONLY = re.compile(r"^(ls|tree)\b|^(rg|grep)\s+--files(\s|$)|^find\b(?!.*\s-(newer|mtime|"
                          r"mmin|size|exec|delete|empty))")
 _ADDS_OR_DROPS = re.compile(r"\*\*\* (?:Add|Delete) File:|\*\*\* Move to:")
 

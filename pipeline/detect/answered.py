@@ -73,7 +73,9 @@ _LIVE = re.compile(
 _PIP_SHOW = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+show\s+(.+)$")
 _PIP_LIST = re.compile(r"^(?:uv\s+|python[\d.]*\s+-m\s+)?pip3?\s+(list|freeze)\b")
 # How a build tool got its answer: its cache, replays, timings (turbo, nx, gradle, bazel).
-_CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\bcached\b|"
+# Only their own cache report: an error line that says "cached" is part of the answer.
+_CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\b\d+ cached\b|"
+                      r"read the output from the cache|"
                       r"^\s*Time:|FULL TURBO|\bup-to-date\b|\bFROM-CACHE\b", re.I)
 # The tool answered from its cache (turbo, nx, gradle, bazel): removing build output or a
 # cache it does not use changed nothing it looked at.
@@ -269,6 +271,13 @@ def _answered(before: _Asked, i: int, info: Info, filters: str, version: tuple[i
             info.cls == "task")  # no other family compares sub-agent launches
     if i - before.step > REFILTER_WINDOW or _capped(before.filters, prev.out_lines):
         return False  # the filter before stopped at its cap: the new one shows what it hid
+    if not before.filters and not before.subjects:
+        # The whole output was shown: a filter of it prints only lines it had. A line it
+        # did not have is a new answer (the run printed something else this time). Package
+        # queries are not one command: `pip list | grep x` prints other lines than `pip show x`.
+        was, now = answer(steps[before.step], prev), answer(steps[i], info)
+        if isinstance(was, tuple) and isinstance(now, tuple) and not now[1] <= was[1]:
+            return False
     said, asks = _terms(prev.command), _terms(info.command)
     if said is None or asks is None or said[0] != asks[0]:
         return False  # a pattern we cannot read, or `-v`/`-c`/`-l`: another question
