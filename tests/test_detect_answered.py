@@ -137,6 +137,22 @@ def test_the_same_lint_run_through_other_filters_is_already_answered(tmp_path: P
     ])
     assert _wasted(t) == [1, 2]
     assert _reps(t) == {1: (0, True), 2: (1, True)}
+    # The summary names the wasted step first, the session folder left out, and the change.
+    assert [f.summary for f in detect_all(t)] == [
+        "`pnpm --filter web lint 2>&1 | grep -i \"any\\|warning\\|error\" | head -30` asked "
+        "again what `pnpm --filter web lint 2>&1 | grep \"no-explicit-a…` (#1) already showed "
+        "(and 1x more): only the filter changed (`grep no-explicit-any | head -30` -> "
+        "`grep -i any\\|warning\\|error | head -30`), and no file was edited between"]
+
+
+def test_a_search_summary_leaves_the_session_folder_out(tmp_path: Path) -> None:
+    t = _claude(tmp_path, [
+        _bash("rg -n TODO /home/dev/shop/src/routes", "/home/dev/shop/src/routes/cart.ts:9:TODO"),
+        _bash("rg -n TODO /home/dev/shop/src/routes | wc -l", "1"),
+    ])
+    assert [f.summary for f in detect_all(t)] == [
+        "`rg -n TODO src/routes | wc -l` asked again what `rg -n TODO src/routes` (#1) already "
+        "showed: only the filter changed (`none` -> `wc -l`), and no file was edited between"]
 
 
 def test_a_lint_run_after_an_edit_is_a_new_answer(tmp_path: Path) -> None:

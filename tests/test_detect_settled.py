@@ -210,6 +210,9 @@ def test_a_switch_refused_again_after_only_commits_is_wasted(tmp_path: Path) -> 
                           ('git commit -m "chore: codex"', 0, COMMITTED), (SWITCH, 1, DIRTY)])
     assert {k: v for k, v in _wasted(t).items() if v == "exact_repeat"} == {
         4: "exact_repeat", 7: "exact_repeat"}
+    assert [f.summary for f in detect_all(t) if f.kind == "exact_repeat"] == [
+        "`git switch main` refused again with the same error: only git bookkeeping came "
+        "between (2x)"]
 
 
 def test_a_switch_after_a_stash_or_an_edit_is_a_new_attempt(tmp_path: Path) -> None:
@@ -250,6 +253,11 @@ def test_whether_it_is_a_repository_after_git_worked_is_wasted(tmp_path: Path) -
                           ("git log --oneline -n 3", 0, "5c2031e docs: plan")])
     # Only the question itself is settled by a git command that worked.
     assert _wasted(t) == {2: "near_repeat"}
+    # The summary names the step that asked again, then the one that had answered.
+    assert [f.summary for f in detect_all(t)] == [
+        "`git rev-parse --git-dir 2>/dev/null` asked whether this is a git repository; "
+        "`git status -sb` at #0 had already shown it is, and nothing since made or removed "
+        "one (1x)"]
 
 
 def test_git_commands_that_need_no_repository_answer_nothing(tmp_path: Path) -> None:

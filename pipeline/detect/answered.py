@@ -40,7 +40,7 @@ from ..model import Finding, Step, Trajectory
 from . import shell
 from .actions import BUILD_DIRS, Info, infos_for, is_cleanup, no_op_install, shape
 from .base import register
-from .build import make_finding
+from .build import brief, make_finding
 from .rerun_unchanged import cleaned_reruns
 
 REFILTER_WINDOW = 20
@@ -390,10 +390,28 @@ def _finding(traj: Trajectory, infos: list[Info], chain: list[int],
         "near_repeat")
     errs = [traj.steps[i].error_signature for i in chain if traj.steps[i].is_error]
     sig = errs[-1] if errs and len(errs) == len(chain) else None
+    again = infos[chain[1]]
+    more = f" (and {len(chain) - 2}x more)" if len(chain) > 2 else ""
     return make_finding(
         kind, traj, infos, chain, chain[1:], settings,
         shape={"cls": first.cls, "action": shape(first), "answered": True, "error": sig},
-        summary=f"{first.cls} `{first.label[:80]}` asked again {len(chain) - 1}x: an earlier "
-        "step already answered it and nothing it depends on changed",
+        summary=f"`{brief(traj, again)}` asked again what `{brief(traj, first, 50)}` "
+        f"(#{chain[0]}) already showed{more}: {_what_changed(first, again)}",
         confidence=0.8, error_signature=sig,
     )
+
+
+def _what_changed(first: Info, again: Info) -> str:
+    """What differs between the two asks, and that nothing the answer depends on did."""
+    if first.cls == "task":
+        return "the same instructions, and nothing changed between"
+    if _packages(first.canon, first.command):
+        return "the same package asked another way, with no install or environment change between"
+    f1, f2 = (" | ".join(" ".join(a) for a in shell.pipe_filters(x.command))
+              for x in (first, again))
+    if f1 != f2:
+        return (f"only the filter changed (`{f1 or 'none'}` -> `{f2 or 'none'}`), and no file "
+                "was edited between")
+    if first.canon != again.canon:
+        return "only the spelling changed, and no file was edited between"
+    return "only build output or caches were removed between, and the tool said the same"

@@ -48,6 +48,17 @@ def step_seconds(steps: list[Step], idx: int) -> float | None:
     return delta if delta >= 0 else None
 
 
+def brief(traj: Trajectory, info: Info, limit: int = 70) -> str:
+    """A step's command for a summary: the session folder left out, cut at ``limit``."""
+    from . import shell  # the parser, only when a summary is written
+
+    text = info.label
+    root = shell.session_root_of(traj.extra.get("cwd"))
+    if root:
+        text = text.replace(root + "/", "").replace(root, ".")
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
 def quote(step: Step, info: Info | None, limit: int = 160) -> str:
     """A short one-line description of a step for evidence and summaries."""
     head = info.label if info is not None and info.label else (step.tool or step.kind)

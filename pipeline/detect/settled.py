@@ -32,7 +32,7 @@ from ..model import Finding, Trajectory
 from . import shell
 from .actions import MANIFEST, Info, infos_for, keeps_tree, no_op_install, shape
 from .base import register
-from .build import make_finding
+from .build import brief, make_finding
 
 _REPO_QUESTION = frozenset({"--git-dir", "--show-toplevel", "--is-inside-work-tree"})
 """``git rev-parse`` flags that ask only whether the folder is in a repository."""
@@ -149,7 +149,6 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
 _SUMMARY = {
     "refused": "refused again with the same error: only git bookkeeping came between",
     "install": "run again with no manifest, lock or environment change: it changed nothing",
-    "repository": "asked whether this is a git repository after git already answered it",
 }
 _KIND = {"refused": "exact_repeat", "install": "rerun_unchanged", "repository": "near_repeat"}
 
@@ -158,9 +157,17 @@ def _finding(traj: Trajectory, infos: list[Info], kind: str, chain: list[int],
              settings: DetectSettings) -> Finding:
     first = infos[chain[0]]
     sig = traj.steps[chain[-1]].error_signature if kind == "refused" else None
+    if kind == "repository":
+        # Name the step that asked again, and the one that had answered.
+        summary = (f"`{brief(traj, infos[chain[1]])}` asked whether this is a git repository; "
+                   f"`{brief(traj, first, 50)}` at #{chain[0]} had already shown it "
+                   f"{'is not' if first.failed else 'is'}, and nothing since made or removed "
+                   f"one ({len(chain) - 1}x)")
+    else:
+        summary = f"`{first.label[:80]}` {_SUMMARY[kind]} ({len(chain) - 1}x)"
     return make_finding(
         _KIND[kind], traj, infos, chain, chain[1:], settings,
         shape={"cls": first.cls, "action": shape(first), "settled": kind, "error": sig},
-        summary=f"`{first.label[:80]}` {_SUMMARY[kind]} ({len(chain) - 1}x)",
+        summary=summary,
         confidence=0.75, error_signature=sig,
     )
