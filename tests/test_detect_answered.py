@@ -18,6 +18,7 @@ from _detect_helpers import USER, Call, atif_doc, claude_lines, parse_log
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.detect.actions import analyze
 from pipeline.detect.answered import answer, change_kinds, question
+from pipeline.detect.same_error import error_lines
 from pipeline.model import Trajectory
 
 AUDITED = "Resolved 29 packages in 0.66ms\nAudited 21 packages in 0.22ms"
@@ -547,3 +548,15 @@ def test_a_forced_typecheck_without_the_build_output_asks_something_new(
         _bash(run, forced), (USER, {}, "is it working now? verify it before you push", False),
         _bash(f"rm -rf /home/dev/shop/packages/*/dist && {run}", forced)])
     assert _wasted(t) == []
+
+
+def test_one_mask_for_the_same_error_and_the_same_answer(tmp_path: Path) -> None:
+    # A lock error naming another object id is the same error, in both families.
+    a = "error: cannot lock ref 'refs/heads/main': is at 5c2031ea but expected e3ac3541"
+    b = "error: cannot lock ref 'refs/heads/main': is at 9f1b77d0 but expected 0a4c2e9b"
+    assert error_lines(a) == error_lines(b) == frozenset({
+        "error: cannot lock ref 'refs/heads/main': is at # but expected #"})
+    t = _claude(tmp_path, [_bash("git pull 2>&1", a, failed=True),
+                           _bash("git pull 2>&1", b, failed=True)])
+    tools = [(s, i) for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"]
+    assert answer(*tools[0]) == answer(*tools[1])

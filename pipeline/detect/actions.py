@@ -24,6 +24,7 @@ from typing import Any, cast
 from ..hashing import content_hash
 from ..model import Step, Trajectory
 from . import shell
+from .masks import NUMBERS
 
 END = 10**9
 """Open end of a read range (``view_range [a, -1]``, a whole-file read)."""
@@ -92,7 +93,7 @@ _PAGER = re.compile(r"\|\s*(head|tail)\s+(?:-n\s*|--lines[= ]?|-)\+?(\d+)\s*(?:$
 _SHOWN_LINES = re.compile(r"\s*Total output lines: (\d+)")
 CODEX_SHOWN = 256
 """Lines of a long output Codex shows the model (its first and last 128)."""
-_MASK = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
+_MASK = NUMBERS  # the one mask of numbers and ids (``masks``)
 _WS = re.compile(r"\s+")
 _CLIPPED = re.compile(
     r"response clipped|too large|too long|Showing first|file is large|elided|output_head"
@@ -261,9 +262,9 @@ _CODEX_HEADER = re.compile(
     r"\A(?:Chunk ID: \w+\n)?(?:Exit code: -?\d+\n)?Wall time: [^\n]*\n"
     r"(?:Process (?:exited with code -?\d+|running with session ID \d+)\n)?"
     r"(?:Original token count: \d+\n)?(?:Total output lines: \d+\n)?Output:\n")
+_REDACTED = re.compile(r"\s*\[REDACTED_\w+ len=(\d+) sha=[0-9a-f]+\]\s*$")
 # Line numbers a viewer puts in front of each line (`nl -ba`, `cat -n`, Claude's Read `1→`):
 # the same lines of a file shown with or without them are the same text.
-_REDACTED = re.compile(r"\s*\[REDACTED_\w+ len=(\d+) sha=[0-9a-f]+\]\s*$")
 _GUTTER = re.compile(r"^ *\d+(?:\t|→)", re.M)
 # Older Codex cut an exec output to the model at 10 KiB or 256 lines, keeping head and tail.
 _OMITTED = re.compile(r"\[\.\.\. omitted \d+ of (\d+) lines \.\.\.\]")

@@ -41,6 +41,7 @@ from . import shell
 from .actions import BUILD_DIRS, Info, infos_for, is_cleanup, no_op_install, shape
 from .base import register
 from .build import brief, make_finding
+from .masks import masked
 from .rerun_unchanged import cleaned_reruns
 
 REFILTER_WINDOW = 20
@@ -81,7 +82,6 @@ _CHATTER = re.compile(r"\bcache (hit|miss|bypass)\b|replaying logs|^Cached:|\b\d
 # cache it does not use changed nothing it looked at.
 _REPLAYED = re.compile(r"cache hit, replaying|FULL TURBO|\bFROM-CACHE\b|\bUP-TO-DATE\b|"
                        r"existing outputs match the cache", re.I)
-_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|[0-9a-f]{8,}|\d+(\.\d+)?")
 _SETUP_FIRST = re.compile(r"\s*(rm|make\s+clean|cargo\s+clean|mkdir)\b")
 _CAP = re.compile(r"\b(?:head|tail)\s+(?:-n\s*|--lines[= ]?|-)?(\d+)\b")
 
@@ -252,7 +252,7 @@ def answer(step: Step, info: Info) -> tuple[bool, frozenset[str]] | str | None:
     """
     if info.cls not in ("run", "test", "lint", "build"):
         return info.out_fp
-    lines = (_NUMBERS.sub("#", " ".join(ln.split())) for ln in step.output.splitlines())
+    lines = (masked(ln) for ln in step.output.splitlines())
     return (info.failed, frozenset(ln for ln in lines if ln and not _CHATTER.search(ln)))
 
 

@@ -58,7 +58,7 @@ def chains(
 
 
 def _same_output(a: Info, b: Info) -> bool:
-    if b.cls not in OUTPUT_CHECKED or a.out_fp is None and b.out_fp is None:
+    if b.cls not in OUTPUT_CHECKED or (a.out_fp is None and b.out_fp is None):
         return True
     if (a.out_fp is None) != (b.out_fp is None) and b.cls in _EMPTY_TELLS:
         # An empty listing then one that shows names (`ls` then `ls -a` of a folder holding

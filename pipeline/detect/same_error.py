@@ -20,16 +20,15 @@ from ..model import Finding, Step, Trajectory
 from .actions import Info, infos_for, is_action, run_tail, shape
 from .base import register
 from .build import make_finding
+from .masks import masked
 
 _ERROR_LINE = re.compile(r"Error\b|Exception\b|\berror:|No such file|not found|cannot |"
                          r"Cannot |FAILED|failed", re.M)
-_MASK = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
 def error_lines(output: str) -> frozenset[str]:
     """The masked lines of an output that report an error."""
-    return frozenset(_MASK.sub("#", " ".join(ln.split())) for ln in output.splitlines()
-                     if _ERROR_LINE.search(ln))
+    return frozenset(masked(ln) for ln in output.splitlines() if _ERROR_LINE.search(ln))
 
 
 _CODE = re.compile(r"[\w.-]+\.(?:py|js|mjs|ts|sh|rb|go|rs|java|php|pl)\b")

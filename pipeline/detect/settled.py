@@ -19,7 +19,9 @@ every write, so the identical command after unrelated work is not an ``exact_rep
 After a compaction every earlier answer left the agent's context (the labels' rule book):
 asking again is a repeat, not waste.
 
-Each table below is the rule; the pass is linear (a dict per question).
+The rules are the branches of ``detect``, one per question, in the order above; the summary
+of each is ``_SUMMARY`` (the repository one is written per finding). The pass is linear (a
+dict per question).
 """
 
 from __future__ import annotations
