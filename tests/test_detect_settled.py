@@ -228,6 +228,9 @@ def test_an_install_re_run_that_changed_nothing_after_code_edits_is_wasted(
     t = _codex(tmp_path, [("uv sync", 0, SYNCED), (HEALTH, 0, ""), "Run the tests.",
                           ("uv sync", 0, AUDITED)])
     assert _wasted(t) == {2: "rerun_unchanged"}
+    assert [f.summary for f in detect_all(t)] == [
+        "`uv sync` run again with no manifest, lock or environment change: it changed nothing "
+        "(it printed `Audited 21 packages in 0.22ms`) (1x)"]
 
 
 def test_an_install_after_its_manifest_changed_is_not_wasted(tmp_path: Path) -> None:

@@ -165,6 +165,11 @@ def _finding(traj: Trajectory, infos: list[Info], kind: str, chain: list[int],
                    f"`{brief(traj, first, 50)}` at #{chain[0]} had already shown it "
                    f"{'is not' if first.failed else 'is'}, and nothing since made or removed "
                    f"one ({len(chain) - 1}x)")
+    elif kind == "install":
+        # What it printed is the evidence that it changed nothing (`Audited 21 packages`).
+        said = traj.steps[chain[-1]].output.strip().splitlines()[-1:] or [""]
+        summary = (f"`{brief(traj, first)}` {_SUMMARY[kind]} (it printed `{said[0].strip()[:60]}`)"
+                   f" ({len(chain) - 1}x)")
     else:
         summary = f"`{first.label[:80]}` {_SUMMARY[kind]} ({len(chain) - 1}x)"
     return make_finding(
