@@ -113,14 +113,24 @@ def error_line(text: str) -> str | None:
     return best[:300] if best else None
 
 
-def error_signature(text: str) -> str | None:
-    """Normalize the error line of ``text`` so the same failure matches across retries."""
+def error_signature(text: str, *, redacted: bool = False) -> str | None:
+    """Normalize the error line of ``text`` so the same failure matches across retries.
+
+    Args:
+        text: The text to take the error line from.
+        redacted: True when ``text`` was already redacted whole, as every Step string is
+            at parse time: its line is not scanned again. False (raw text) redacts the line.
+
+    Returns:
+        The masked error line, or None when ``text`` has none.
+    """
     line = error_line(text)
     if line is None:
         return None
-    # Redact first: masking digits/hex would mangle a secret past recognition (and a leak
-    # into prompts), and the same trap with a different token must keep the same signature.
-    s = _TMP_PATH.sub("<tmp>", redact(line))
+    # Redacted before the masking: masking digits/hex would mangle a secret past recognition
+    # (and a leak into prompts), and the same trap with a different token must keep the same
+    # signature. Step texts were redacted whole before the line was cut from them.
+    s = _TMP_PATH.sub("<tmp>", line if redacted else redact(line))
     s = _QUOTED.sub("<q>", s)
     s = _HEX.sub("<hex>", s)
     s = _LINE_REF.sub("line <n>", s)

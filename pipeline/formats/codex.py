@@ -36,6 +36,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats, iter_jsonl
@@ -133,17 +134,20 @@ def _response_item(st: _State, p: dict[str, Any], ts: Any, ref: RawRef,
     elif ptype == "message" and p.get("role") == "assistant":
         text = content_text(p.get("content"))
         if text.strip():
-            st.add(text_step(0, str(p.get("id") or ref), "message", text, ctx, timestamp=ts,
-                             raw_ref=ref))
-            st.outcome.final_message = bounded(text)
+            step, clean = text_step_and_text(0, str(p.get("id") or ref), "message", text, ctx,
+                                             timestamp=ts, raw_ref=ref)
+            st.add(step)
+            st.outcome.final_message = bounded(clean, redacted=True)
             st.last_text = text
     elif ptype == "message" and p.get("role") == "user" and "payload" not in st.meta:
         # Old rollouts have no user_message events: the user turn is the message itself.
         text = content_text(p.get("content"))
         if text.strip() and not text.lstrip().startswith(("<environment_context",
                                                           "<user_instructions", "# AGENTS")):
-            st.add(text_step(0, str(ref.line), "user", text, ctx, timestamp=ts, raw_ref=ref))
-            st.task = st.task or bounded(text)
+            step, clean = text_step_and_text(0, str(ref.line), "user", text, ctx, timestamp=ts,
+                                             raw_ref=ref)
+            st.add(step)
+            st.task = st.task or bounded(clean, redacted=True)
 
 
 def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContext) -> None:
@@ -152,8 +156,10 @@ def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContex
         st.ends[as_key(p.get("call_id")) or ""] = p
     elif ptype == "user_message":
         text = content_text(p.get("message"))
-        st.add(text_step(0, str(ref.line), "user", text, ctx, timestamp=ts, raw_ref=ref))
-        st.task = st.task or bounded(text)
+        step, clean = text_step_and_text(0, str(ref.line), "user", text, ctx, timestamp=ts,
+                                         raw_ref=ref)
+        st.add(step)
+        st.task = st.task or bounded(clean, redacted=True)
     elif ptype == "token_count":
         info = p.get("info") if isinstance(p.get("info"), dict) else None
         if info is None:
@@ -173,7 +179,8 @@ def _event(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContex
         st.outcome.task_complete = True
         msg = p.get("last_agent_message")
         if isinstance(msg, str) and msg.strip():
-            st.outcome.final_message = bounded(msg)
+            # Most often the last message's text again: the session's scan cache knows it.
+            st.outcome.final_message = bounded(ctx.secrets.redact(msg), redacted=True)
     elif ptype == "turn_aborted":
         st.outcome.exit_status = f"turn_aborted:{p.get('reason')}"
     elif ptype == "context_compacted":

@@ -293,18 +293,28 @@ def as_count(value: Any) -> int:
     return as_int(value) or 0
 
 
-def bounded(text: str | None, limit: int = TASK_MAX_CHARS) -> str | None:
+def bounded(text: str | None, limit: int = TASK_MAX_CHARS, *,
+            redacted: bool = False) -> str | None:
     """Strip, redact and truncate ``text`` head+tail to ``limit`` characters (blank gives None).
 
     Redaction comes before the cut, so no half of a secret survives it; the session's memory
     is applied to the result by ``clean_trajectory``.
+
+    Args:
+        text: Raw text from the log, or text already redacted whole.
+        limit: Characters kept (head and tail).
+        redacted: True when ``text`` was already redacted whole (the text of a
+            ``text_step_and_text`` step): it is not scanned again.
+
+    Returns:
+        The bounded text, or None when ``text`` is blank or not a string.
     """
     if type(text) is not str:
         return None
     s = text.strip()
     if not s:
         return None
-    return truncate(redact(s), limit)
+    return truncate(s if redacted else redact(s), limit)
 
 
 def epoch_to_iso(value: Any) -> str | None:
@@ -467,7 +477,8 @@ def set_output(
     # with no telling error line still groups by its exit code.
     signature = None
     if failed:
-        signature = error_signature(output if signature_text is None else signature_text)
+        signature = error_signature(output if signature_text is None else signature_text,
+                                    redacted=True)
         if signature is None and exit_code is not None:
             signature = f"exit code {exit_code}"
     step.error_signature = signature
@@ -490,6 +501,29 @@ def text_step(
 
     The text goes into ``output`` (truncated) so reports and detectors read one field.
     """
+    return text_step_and_text(index, source_id, kind, text, ctx, tokens=tokens,
+                              timestamp=timestamp, raw_ref=raw_ref, extra=extra,
+                              is_error=is_error)[0]
+
+
+def text_step_and_text(
+    index: int,
+    source_id: str,
+    kind: StepKind,
+    text: str,
+    ctx: ParseContext,
+    *,
+    tokens: int | None = None,
+    timestamp: str | None = None,
+    raw_ref: RawRef | None = None,
+    extra: dict[str, Any] | None = None,
+    is_error: bool = False,
+) -> tuple[Step, str]:
+    """``text_step``, and the whole redacted text the step was cut from.
+
+    An adapter that keeps a second, shorter copy of the text (Codex's final message) bounds
+    that with ``bounded(clean, redacted=True)`` rather than scanning the raw text again.
+    """
     if type(text) is not str:
         text = content_text(text)
     if timestamp is not None and type(timestamp) is not str:
@@ -507,12 +541,12 @@ def text_step(
         output=truncate(text, ctx.output_max_chars),
         output_len=size,
         is_error=is_error,
-        error_signature=error_signature(text) if is_error else None,
+        error_signature=error_signature(text, redacted=True) if is_error else None,
         tokens=tokens,
         timestamp=timestamp,
         raw_ref=raw_ref,
         extra=extra or {},
-    )
+    ), text
 
 
 def source_info(fmt: str, path: Path, stats: ReadStats) -> SourceInfo:
@@ -607,7 +641,8 @@ def _finish_redaction(traj: Trajectory, secrets: SessionSecrets) -> None:
             step.output = output
             if step.error_signature is not None and step.is_error:
                 # The signature was taken from text that still held the late-learned secret.
-                step.error_signature = error_signature(output) or step.error_signature
+                step.error_signature = (error_signature(output, redacted=True)
+                                        or step.error_signature)
         step.text = secrets.apply(step.text)
         step.args = secrets.apply_value(step.args)
         step.action_key = secrets.apply(step.action_key)
