@@ -70,10 +70,11 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
     # A line that successful steps print too (an environment warning on every command) is
     # noise, not the error the agent keeps hitting.
     ambient: set[str | None] = set()
+    # Step outputs were redacted whole when parsed: their error lines need no second scan.
     for i, info in enumerate(infos):
         if info.cls != "none" and not info.failed and steps[i].output:
             ambient.add(error_of(None, steps[i].output))
-            ambient.add(error_signature(steps[i].output))
+            ambient.add(error_signature(steps[i].output, redacted=True))
     ambient.discard(None)
 
     def flush(streak: list[int]) -> None:
