@@ -37,6 +37,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats, iter_jsonl
@@ -125,10 +126,11 @@ def _assistant(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext)
                 b.pending[call_id] = step
     text = "\n".join(t for t in texts if t.strip())
     if text:
-        step = b.add(text_step(0, str(rec.get("uuid") or lineno), "message", text, ctx,
-                               timestamp=ts, raw_ref=ref))
+        step, clean = text_step_and_text(0, str(rec.get("uuid") or lineno), "message", text,
+                                         ctx, timestamp=ts, raw_ref=ref)
+        b.add(step)
         b.first_step_of_msg.setdefault(mid, step.index)
-        b.last_text = text
+        b.last_text = clean  # redacted whole: the final message is bounded from it
         b.text_msg = mid
     else:
         b.text_msg = None
@@ -183,9 +185,11 @@ def _user(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> N
                         extra={"summary": True}))
         return
     extra = {"meta": True} if rec.get("isMeta") else {}
-    b.add(text_step(0, sid, "user", text, ctx, timestamp=ts, raw_ref=ref, extra=extra))
+    step, clean = text_step_and_text(0, sid, "user", text, ctx, timestamp=ts, raw_ref=ref,
+                                     extra=extra)
+    b.add(step)
     if b.task is None and not rec.get("isMeta") and not _INJECTED.match(text):
-        b.task = bounded(text, TASK_MAX_CHARS)
+        b.task = bounded(clean, TASK_MAX_CHARS, redacted=True)
 
 
 def _system(b: _Builder, rec: dict[str, Any], lineno: int, ctx: ParseContext) -> None:
@@ -252,7 +256,7 @@ def _finish(b: _Builder, path: Path, stats: ReadStats, fallback_id: str) -> Traj
         model=most_common(b.models),
         task=b.task,
         steps=b.steps,
-        outcome=OutcomeHints(final_message=bounded(b.last_text)),
+        outcome=OutcomeHints(final_message=bounded(b.last_text, redacted=True)),
         tokens_in=tin,
         tokens_out=tout,
         started_at=b.started_at,

@@ -34,6 +34,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats, iter_jsonl, load_json
@@ -106,10 +107,11 @@ def _message(msg: dict[str, Any], line: int | None, steps: list[Step], info: dic
         info["models"][msg["model"]] += 1
     if mtype == "user":
         if text.strip():
-            steps.append(text_step(len(steps), mid, "user", text, ctx, timestamp=ts,
-                                   raw_ref=ref))
+            step, clean = text_step_and_text(len(steps), mid, "user", text, ctx, timestamp=ts,
+                                             raw_ref=ref)
+            steps.append(step)
             if info["task"] is None and not text.lstrip().startswith("/"):
-                info["task"] = bounded(text)
+                info["task"] = bounded(clean, redacted=True)
         return
     if mtype in ("info", "error", "warning"):
         steps.append(text_step(len(steps), mid, "system", text, ctx, timestamp=ts,
@@ -120,11 +122,13 @@ def _message(msg: dict[str, Any], line: int | None, steps: list[Step], info: dic
     # A non-list here loses the calls, not the message text.
     calls = [c for c in raw_calls if isinstance(c, dict)] if isinstance(raw_calls, list) else []
     if text.strip():
-        info["final"] = text
+        info["final"] = text, False  # raw: redacted when bounded
     if not calls:
         if text.strip():
-            steps.append(text_step(len(steps), mid, "message", text, ctx, tokens=total,
-                                   timestamp=ts, raw_ref=ref))
+            step, clean = text_step_and_text(len(steps), mid, "message", text, ctx,
+                                             tokens=total, timestamp=ts, raw_ref=ref)
+            steps.append(step)
+            info["final"] = clean, True  # redacted whole: bounded without a second scan
         return
     for i, call in enumerate(calls):
         output, has_error = _result_text(call)
@@ -140,6 +144,14 @@ def _message(msg: dict[str, Any], line: int | None, steps: list[Step], info: dic
             timestamp=call.get("timestamp") or ts, raw_ref=ref,
             text=text if i == 0 else "", extra=extra,
             signature_text=_SHELL_TRAILER.sub("", output) if exit_code is not None else None))
+
+
+def _final(final: tuple[str, bool] | None) -> str | None:
+    """The bounded final message from ``(text, redacted)`` (None when the session has none)."""
+    if final is None:
+        return None
+    text, redacted = final
+    return bounded(text, redacted=redacted)
 
 
 def _read_jsonl(path: Path, ctx: ParseContext, stats: ReadStats
@@ -236,7 +248,7 @@ class Adapter(base.Adapter):
             model=most_common(info["models"]),
             task=info["task"],
             steps=steps,
-            outcome=OutcomeHints(final_message=bounded(info["final"])),
+            outcome=OutcomeHints(final_message=_final(info["final"])),
             tokens_in=info["tin"] if info["has_tokens"] else None,
             tokens_out=info["tout"] if info["has_tokens"] else None,
             started_at=meta.get("startTime"),

@@ -46,6 +46,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats, iter_jsonl, load_json
@@ -132,15 +133,19 @@ class _Builder:
                           "'observation' nor 'kind'; skipped")
 
     def _user_or_message(self, source: Any, text: str, sid: str, ts: Any, raw: RawRef) -> None:
+        # Task and final message are bounded from the step's redacted text: one scan each.
         if source == "user":
+            step, clean = text_step_and_text(0, sid, "user", text, self.ctx, timestamp=_ts(ts),
+                                             raw_ref=raw)
+            self._add(step)
             if self.task is None:
-                self.task = bounded(text)
-            self._add(text_step(0, sid, "user", text, self.ctx, timestamp=_ts(ts), raw_ref=raw))
+                self.task = bounded(clean, redacted=True)
         else:
-            self._add(text_step(0, sid, "message", text, self.ctx, timestamp=_ts(ts),
-                                raw_ref=raw))
-            if text.strip():
-                self.outcome.final_message = bounded(text)
+            step, clean = text_step_and_text(0, sid, "message", text, self.ctx,
+                                             timestamp=_ts(ts), raw_ref=raw)
+            self._add(step)
+            if clean.strip():
+                self.outcome.final_message = bounded(clean, redacted=True)
 
     def _observe(self, step: Step, output: str, code: int | None, failed: bool) -> None:
         is_error = failed or (code is not None and code not in (0, -1))
@@ -192,7 +197,9 @@ class _Builder:
             self.outcome.task_complete = True
             final = args.get("final_thought") or args.get("thought") or ev.get("message")
             if isinstance(final, str) and final.strip():
-                self.outcome.final_message = bounded(final)
+                # Most often the action's thought again: the session's scan cache knows it.
+                self.outcome.final_message = bounded(self.ctx.secrets.redact(final),
+                                                     redacted=True)
             return
         if "id" in ev:
             self.pending[sid] = step
@@ -307,7 +314,7 @@ class _Builder:
             self.outcome.task_complete = True
             msg = args.get("message")
             if isinstance(msg, str) and msg.strip():
-                self.outcome.final_message = bounded(msg)
+                self.outcome.final_message = bounded(self.ctx.secrets.redact(msg), redacted=True)
         self.pending[sid] = step
         if isinstance(ev.get("tool_call_id"), str):
             self.pending[ev["tool_call_id"]] = step
