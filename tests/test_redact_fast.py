@@ -40,6 +40,8 @@ EDGES = [
     "https://user:p\u00e4ss\u00f6rd12@example.com/x",
     "machine api.example.com login me password s3cr3tZq8v",
     "MNO" + "a" * 22 + ".abcdef." + "b" * 30, "N" + "\u0661" * 23 + ".abcdef." + "c" * 27,
+    # a non-ASCII digit between the dots: 6 characters, more bytes (hyperscan reads bytes)
+    "N" + "a" * 23 + ".ab\u0661def." + "c" * 27,
     # one assignment per keyword the anchors start from
     "SESSION_SALT=Zq8vL2mWx4pR7tYu9aB", "DB_PWD=Zq8vL2mWx4p", "APP_CRED=Zq8vL2mWx4pR7tYu9aB",
     "x_auth = 'Zq8vL2mWx4pR7tYu9aB'", "client_secret: Zq8vL2mWx4pR7tYu9", "ghToken=Zq8vL2mWx4pR",
