@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pipeline import normalize
@@ -145,6 +146,45 @@ def claude_lines(calls: list[Call], cwd: str = "/home/dev/shop",
                           {"type": "tool_result", "tool_use_id": tid, "content": content,
                            "is_error": failed}]}})
     return lines
+
+
+CodexCall = str | tuple[str, str] | tuple[str, str, dict[str, Any]]
+"""A person's turn (a string), or ``(cmd, output)``, with a dict of more arguments third."""
+
+
+def exec_output(k: int, code: int, out: str) -> str:
+    """Codex 0.98's ``exec_command`` output: the exec header (chunk id, wall time, exit code)."""
+    return (f"Chunk ID: {k:06x}\nWall time: 0.05 seconds\nProcess exited with code {code}\n"
+            f"Original token count: 90\nOutput:\n{out}\n")
+
+
+def codex_rollout(path: Any, calls: list[CodexCall], *, cwd: str, task: str,
+                  session_id: str = "019c44c8-0000-7000-8000-00000000c0de") -> Trajectory:
+    """A Codex CLI rollout (0.98 shape) of ``exec_command`` calls written to ``path``, read back."""
+    rows: list[dict[str, Any]] = [
+        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
+         "payload": {"id": session_id, "cwd": cwd, "originator": "codex_cli_rs",
+                     "cli_version": "0.98.0", "source": "cli"}},
+        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
+         "payload": {"type": "message", "role": "user",
+                     "content": [{"type": "input_text", "text": task}]}},
+    ]
+    for k, call in enumerate(calls):
+        ts = f"2026-02-09T23:{42 + k // 60:02d}:{k % 60:02d}.000Z"
+        if isinstance(call, str):
+            rows.append({"timestamp": ts, "type": "response_item", "payload": {
+                "type": "message", "role": "user",
+                "content": [{"type": "input_text", "text": call}]}})
+            continue
+        cmd, out = call[0], call[1]
+        more = call[2] if len(call) > 2 else {}
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": f"call_{k:04d}",
+            "arguments": json.dumps({"cmd": cmd, "workdir": cwd, **more})}})
+        rows.append({"timestamp": ts, "type": "response_item", "payload": {
+            "type": "function_call_output", "call_id": f"call_{k:04d}", "output": out}})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return parse_log(path)
 
 
 def parse_log(path: Any) -> Trajectory:

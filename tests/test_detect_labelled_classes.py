@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _detect_helpers import Call, claude_lines, lines, parse_log
+from _detect_helpers import Call, claude_lines, codex_rollout, lines, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
@@ -22,25 +22,8 @@ CWD = "/home/dev/shop"
 
 def _codex(tmp_path: Path, calls: list[tuple[str, str]]) -> Trajectory:
     """A Codex CLI rollout (0.98 shape): ``exec_command`` calls, outputs with the exec header."""
-    rows: list[dict[str, Any]] = [
-        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
-         "payload": {"id": "019c44c8-0000-7000-8000-00000000c0de", "cwd": CWD,
-                     "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli"}},
-        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user",
-                     "content": [{"type": "input_text", "text": "Implement the plan."}]}},
-    ]
-    for k, (cmd, out) in enumerate(calls):
-        ts = f"2026-02-09T23:42:{k:02d}.000Z"
-        call_id = f"call_{k:04d}"
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "call_id": call_id,
-            "arguments": json.dumps({"cmd": cmd, "workdir": CWD})}})
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": call_id, "output": out}})
-    path = tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return parse_log(path)
+    return codex_rollout(tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl", list(calls),
+                         cwd=CWD, task="Implement the plan.")
 
 
 def _codex_old(tmp_path: Path, calls: list[tuple[str, str]]) -> Trajectory:

@@ -10,11 +10,10 @@ already answered.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from _detect_helpers import parse_log
+from _detect_helpers import codex_rollout, exec_output
 
 from pipeline.detect import detect_all
 from pipeline.detect.actions import analyze, keeps_tree
@@ -55,33 +54,10 @@ def _codex(tmp_path: Path, calls: list[Any]) -> Trajectory:
 
     A call is ``(cmd, exit code, output)``, with a dict of more arguments as a fourth item.
     """
-    rows: list[dict[str, Any]] = [
-        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
-         "payload": {"id": "019c44c8-0000-7000-8000-00000000f00d", "cwd": CWD,
-                     "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli"}},
-        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user",
-                     "content": [{"type": "input_text", "text": "Plan the API feature."}]}},
-    ]
-    for k, call in enumerate(calls):
-        ts = f"2026-02-09T23:{42 + k // 60:02d}:{k % 60:02d}.000Z"
-        if isinstance(call, str):
-            rows.append({"timestamp": ts, "type": "response_item", "payload": {
-                "type": "message", "role": "user",
-                "content": [{"type": "input_text", "text": call}]}})
-            continue
-        cmd, code, out = call[:3]
-        more = call[3] if len(call) > 3 else {}
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "call_id": f"call_{k:04d}",
-            "arguments": json.dumps({"cmd": cmd, "workdir": CWD, **more})}})
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": f"call_{k:04d}",
-            "output": f"Chunk ID: {k:06x}\nWall time: 0.05 seconds\nProcess exited with code "
-                      f"{code}\nOriginal token count: 90\nOutput:\n{out}\n"}})
-    path = tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return parse_log(path)
+    return codex_rollout(tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl", [
+        c if isinstance(c, str) else (c[0], exec_output(k, c[1], c[2]), *c[3:])
+        for k, c in enumerate(calls)], cwd=CWD, task="Plan the API feature.",
+        session_id="019c44c8-0000-7000-8000-00000000f00d")
 
 
 def _wasted(t: Trajectory) -> dict[int, str]:

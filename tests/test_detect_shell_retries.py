@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from _detect_helpers import parse_log
+from _detect_helpers import codex_rollout, exec_output, parse_log
 
 from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Trajectory
@@ -23,26 +23,9 @@ CWD = "/home/dev/shop"
 
 def _codex(tmp_path: Path, calls: list[tuple[str, int, str]]) -> Trajectory:
     """A Codex CLI rollout: ``exec_command`` calls, outputs behind the exec header."""
-    rows: list[dict[str, Any]] = [
-        {"timestamp": "2026-02-09T23:41:33.819Z", "type": "session_meta",
-         "payload": {"id": "019c44c8-0000-7000-8000-00000000beef", "cwd": CWD,
-                     "originator": "codex_cli_rs", "cli_version": "0.98.0", "source": "cli"}},
-        {"timestamp": "2026-02-09T23:41:34.000Z", "type": "response_item",
-         "payload": {"type": "message", "role": "user",
-                     "content": [{"type": "input_text", "text": "Fix the HEAD body."}]}},
-    ]
-    for k, (cmd, code, out) in enumerate(calls):
-        ts = f"2026-02-09T23:42:{k:02d}.000Z"
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call", "name": "exec_command", "call_id": f"call_{k:04d}",
-            "arguments": json.dumps({"cmd": cmd, "workdir": CWD})}})
-        rows.append({"timestamp": ts, "type": "response_item", "payload": {
-            "type": "function_call_output", "call_id": f"call_{k:04d}",
-            "output": f"Chunk ID: {k:06x}\nWall time: 0.05 seconds\nProcess exited with code "
-                      f"{code}\nOriginal token count: 90\nOutput:\n{out}\n"}})
-    path = tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl"
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return parse_log(path)
+    return codex_rollout(tmp_path / "rollout-2026-02-09T23-41-33-019c44c8.jsonl", [
+        (cmd, exec_output(k, code, out)) for k, (cmd, code, out) in enumerate(calls)],
+        cwd=CWD, task="Fix the HEAD body.", session_id="019c44c8-0000-7000-8000-00000000beef")
 
 
 def _mini(tmp_path: Path, calls: list[tuple[str, int, str]]) -> Trajectory:
