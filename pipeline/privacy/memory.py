@@ -45,6 +45,8 @@ _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _SEEN_MAX_CHARS = 4_000_000
 """A session's scanned texts are remembered (a task redacted twice, one output read again)
 up to this many characters in all, so a huge session does not keep every text alive."""
+_SEEN_PER_LENGTH = 4
+"""Texts remembered per length: a repeat is found by comparing texts of its length only."""
 
 
 class SessionSecrets:
@@ -55,7 +57,10 @@ class SessionSecrets:
 
     def __init__(self) -> None:
         self._known: dict[str, str] = {}
-        self._seen: dict[str, tuple[SecretHit, ...]] = {}
+        # Keyed by length, not by the text: hashing every text of a session cost more than
+        # the scans the repeats (about 7% of the characters) spared. Texts of one length are
+        # compared with ``==``, which stops at the first differing character.
+        self._seen: dict[int, list[tuple[str, tuple[SecretHit, ...]]]] = {}
         self._seen_chars = 0
 
     def __len__(self) -> int:
@@ -112,12 +117,18 @@ class SessionSecrets:
         if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
         # ``_scan`` inlined: this runs for every text of every step.
-        seen = self._seen.get(text)
+        seen = self._recall(text)
         if seen is None:
             seen = tuple(_scan_text(text))  # ``scan`` without its length test, done above
             if self._seen_chars < _SEEN_MAX_CHARS:
-                self._seen[text] = seen
-                self._seen_chars += len(text)
+                size = len(text)
+                same = self._seen.get(size)
+                if same is None:
+                    self._seen[size] = [(text, seen)]
+                    self._seen_chars += size
+                elif len(same) < _SEEN_PER_LENGTH:
+                    same.append((text, seen))
+                    self._seen_chars += size
         if not seen and not self._known:  # most texts
             return text
         hits = list(seen)
@@ -126,6 +137,15 @@ class SessionSecrets:
         if self._known:
             hits = _resolve(hits + self.spans(text))
         return replace_hits(text, hits, counts)
+
+    def _recall(self, text: str) -> tuple[SecretHit, ...] | None:
+        """The hits of ``text`` when this session scanned an equal text before."""
+        same = self._seen.get(len(text))
+        if same is not None:
+            for old, hits in same:
+                if old == text:
+                    return hits
+        return None
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
@@ -138,35 +158,38 @@ class SessionSecrets:
 
         A string under a secret-like key is checked as an assignment (``{"password": v}``).
         """
-        if type(obj) is not str:
-            strings: list[str] = []
-            named = _strings(obj, 0, strings)
-            if quiet("\n".join(strings)):
-                # No string of it holds a hint (one search for all of them, where the
-                # arguments of a tool call are a dozen strings): only a secret-like key or a
-                # known secret can change it.
-                if not named and not self._known:
-                    return obj
-                return self._walk(obj, lambda text: self._known_only(text, counts), 0, counts,
-                                  True)
-        return self._walk(obj, lambda text: self.redact(text, counts), 0, counts, True)
+        if type(obj) is str:
+            return self.redact(obj, counts)
+        return self.redact_values([obj], counts)[0]
 
     def redact_values(self, objs: list[Any], counts: Counter[str] | None = None) -> list[Any]:
         """``redact_value`` of each of ``objs``, in order, with one hint pass for them all.
 
         The extras of every step of a session, or a call's arguments and its text, are many
-        small strings: when none holds a hint, one search says so.
+        small strings: when none holds a hint, one search of them joined says so. When one
+        does, each string is searched on its own (once: not again for each object).
         """
         strings: list[str] = []
         named = False
         for obj in objs:
             named = _strings(obj, 0, strings) or named
-        if not quiet("\n".join(strings)):
-            return [self.redact_value(obj, counts) for obj in objs]
-        if not named and not self._known:
+        if not strings:
             return list(objs)
-        return [self._walk(obj, lambda text: self._known_only(text, counts), 0, counts, True)
-                for obj in objs]
+        if len(strings) == 1 or not quiet("\n".join(strings)):
+            # Each string searched on its own (joined, a single one would be searched twice).
+            # Most hold a hint but no secret: they come back as they are, and the objects
+            # need no copy. The walk below finds the others' hits remembered.
+            if not named and all(self.redact(text) is text for text in strings):
+                return list(objs)
+
+            def fn(text: str) -> str:
+                return self.redact(text, counts)
+        elif not named and not self._known:
+            return list(objs)
+        else:  # no hint: only a secret-like key or a known secret can change them
+            def fn(text: str) -> str:
+                return self._known_only(text, counts)
+        return [self._walk(obj, fn, 0, counts, True) for obj in objs]
 
     def _known_only(self, text: str, counts: Counter[str] | None) -> str:
         """``redact`` of a text that ``scan`` finds nothing in."""
