@@ -315,8 +315,10 @@ def _scan(text: str) -> list[SecretHit]:
                     for k, a, b in context_hits(text, low, plan.contexts, gated))
     # The keyword rules run only at their keywords (``anchors.py``): big file views hold a
     # few ``key``s but would cost a full regex pass each. The keywords' offsets come from one
-    # hyperscan pass when it is installed (``str.find`` is a pass per keyword).
-    occ = _HINTS.positions(text, plan.words, data) if gated and plan.words else None
+    # hyperscan pass over an ASCII text when it is installed (``str.find`` is a pass per
+    # keyword). A non-ASCII text would first need an ASCII image, costlier than those passes.
+    occ = (_HINTS.positions(text, plan.words, data)
+           if gated and plan.words and text.isascii() else None)
     if occ is None:
         occ = {w: occurrences(low, (w,)) for w in plan.words}
     if plan.assign:
