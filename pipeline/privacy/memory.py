@@ -114,15 +114,20 @@ class SessionSecrets:
 
     def redact(self, text: str, counts: Counter[str] | None = None) -> str:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
-        if len(text) < _MIN_TEXT:  # shorter than any rule's match or any remembered value
+        size = len(text)
+        if size < _MIN_TEXT:  # shorter than any rule's match or any remembered value
             return text
-        # ``_scan`` inlined: this runs for every text of every step.
-        seen = self._recall(text)
+        # The scan cache and ``_scan`` inlined: this runs for every text of every step.
+        same = self._seen.get(size)
+        seen = None
+        if same is not None:
+            for old, hits in same:
+                if old == text:  # an equal text, scanned before
+                    seen = hits
+                    break
         if seen is None:
             seen = tuple(_scan_text(text))  # ``scan`` without its length test, done above
             if self._seen_chars < _SEEN_MAX_CHARS:
-                size = len(text)
-                same = self._seen.get(size)
                 if same is None:
                     self._seen[size] = [(text, seen)]
                     self._seen_chars += size
@@ -137,15 +142,6 @@ class SessionSecrets:
         if self._known:
             hits = _resolve(hits + self.spans(text))
         return replace_hits(text, hits, counts)
-
-    def _recall(self, text: str) -> tuple[SecretHit, ...] | None:
-        """The hits of ``text`` when this session scanned an equal text before."""
-        same = self._seen.get(len(text))
-        if same is not None:
-            for old, hits in same:
-                if old == text:
-                    return hits
-        return None
 
     def apply(self, text: str) -> str:
         """Replace only the known secrets in ``text`` (it was scanned when it was built)."""
