@@ -121,9 +121,9 @@ class SessionSecrets:
         same = self._seen.get(size)
         seen = None
         if same is not None:
-            for old, hits in same:
+            for old, old_hits in same:
                 if old == text:  # an equal text, scanned before
-                    seen = hits
+                    seen = old_hits
                     break
         if seen is None:
             seen = tuple(_scan_text(text))  # ``scan`` without its length test, done above
