@@ -195,6 +195,21 @@ class HintSearch:
                 got.append(end - len(anchors[i]))
         return out
 
+    def none_in(self, data: bytes) -> bool:
+        """True when hyperscan finds no hint in ``data`` (UTF-8); False without hyperscan.
+
+        For text the caller holds encoded already (``redact.quiet_json``): the answer is
+        ``find``'s on the decoded text, its fold marker counting as a hint.
+        """
+        if self.db is None:
+            return False
+        scratch = getattr(self._local, "scratch", None)
+        if scratch is None:
+            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+        found: list[int] = []
+        self.db.scan(data, _collect, 0, found, scratch)
+        return not found
+
     def search(self, low: str) -> frozenset[str]:
         """The pure-Python engine: the hints in ``low`` (a lowered text)."""
         found: set[str] = set()

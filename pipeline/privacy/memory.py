@@ -26,6 +26,7 @@ from .redact import (
     assignment_kind,
     placeholder,
     quiet,
+    quiet_json,
     replace_hits,
     scan,
 )
@@ -45,6 +46,10 @@ _TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01234567
 _SEEN_MAX_CHARS = 4_000_000
 """A session's scanned texts are remembered (a task redacted twice, one output read again)
 up to this many characters in all, so a huge session does not keep every text alive."""
+_MANY = 4
+"""From this many objects (a session's step extras) ``redact_values`` first tries them dumped
+as JSON (``quiet_json``): one C pass, where walking small dicts in Python costs more. A call's
+arguments and text are walked: there the dump, often not quiet, would be extra work."""
 _SEEN_PER_LENGTH = 4
 """Texts remembered per length: a repeat is found by comparing texts of its length only."""
 
@@ -165,6 +170,8 @@ class SessionSecrets:
         small strings: when none holds a hint, one search of them joined says so. When one
         does, each string is searched on its own (once: not again for each object).
         """
+        if len(objs) >= _MANY and not self._known and quiet_json(objs):
+            return list(objs)
         strings: list[str] = []
         named = False
         for obj in objs:

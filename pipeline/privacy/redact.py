@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+import orjson
+
 from .anchors import anchored, occurrences
 from .contexts import CONTEXTS, NEAR_HINTS, Context, context_hits, near_starts, near_word_hits
 from .hints import RUN_CHARS, HintSearch, lowered
@@ -269,6 +271,29 @@ def _plan(present: frozenset[str]) -> _Plan:
 def quiet(text: str) -> bool:
     """True when ``text`` holds no hint: neither it nor any part of it has a secret to find."""
     return not _FULL and not _HINTS.find(text)[0]
+
+
+def quiet_json(objs: Any) -> bool:
+    """True when no string inside the JSON-like ``objs`` holds a hint, nor does any key.
+
+    One serialisation and one search in C, where walking the many small dicts of a session's
+    step extras in Python to join their strings costs more than the search.
+    A dump with no escape holds every string's UTF-8 whole between quotes: a hint in a string
+    is then a hint in the dump (the only anchor, ``^``, stands for the quote before it). A
+    dump that cannot be made (a key that is not a string, a lone surrogate, a huge int) or
+    that holds an escape says False, as does a hint in a key: the caller then walks the
+    strings. Keys matter: every secret-like key holds a hint word (``pass``, ``key``,
+    ``token``...), so a quiet dump has no value ``redact_value`` checks as an assignment.
+    """
+    if _FULL:
+        return False
+    try:
+        data = orjson.dumps(objs)
+    except (TypeError, orjson.JSONEncodeError):
+        return False
+    # An escape (a newline, a quote) would split a string's hint in the dump: the caller
+    # walks those. Undoing them costs more (a ``bytes.replace`` pass per escape) than the walk.
+    return b"\\" not in data and _HINTS.none_in(data)
 
 
 def _scan(text: str) -> list[SecretHit]:

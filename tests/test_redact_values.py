@@ -1,0 +1,83 @@
+"""``SessionSecrets.redact_values``: the shortcuts that skip work find what the full walk finds.
+
+A session's step extras (many small dicts) are first dumped as JSON and searched in C
+(``redact.quiet_json``); a call's arguments and text are walked, each string searched once.
+Whatever the path, every planted secret goes, and objects with none come back as they were.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+from pipeline.privacy import SessionSecrets, memory
+from pipeline.privacy.hints import hyperscan
+
+redact = importlib.import_module("pipeline.privacy.redact")  # the module, not the function
+
+KEY = "sk-ant-api03-" + "Q7vLm2Xp9RtZ4wYb8NcK1dHf6JsG3uEa5oPi0qTl" + "-AbCdEfGh"
+# "Aladdin:open sesame": the basic-auth context rule knows it; its hint (``basic`` then a blank
+# then base64) is one the JSON escape of the tab would hide from a search of the dump.
+BASIC_AFTER_TAB = "printf 'Basic\tQWxhZGRpbjpvcGVuIHNlc2FtZQ==' > header.txt"
+
+
+def _extras(n: int = 6) -> list[dict[str, object]]:
+    return [{"raw_tool": "Bash", "caller": f"c{i}", "duration": i * 1.5, "ok": True}
+            for i in range(n)]
+
+
+def _redacted(objs: list[object]) -> list[object]:
+    return SessionSecrets().redact_values(objs)
+
+
+def test_quiet_extras_come_back_as_they_were() -> None:
+    objs = _extras()
+    out = _redacted(objs)
+    assert out == objs
+    assert all(a is b for a, b in zip(out, objs, strict=True))
+
+
+@pytest.mark.parametrize("plant", [
+    lambda objs: objs[3].update(note=f"using {KEY} now"),  # a key shape in a value
+    lambda objs: objs[5].update(api_token="Zx81kQv0pL3mN7rT2wYb"),  # a secret-like key
+    lambda objs: objs[1].update(cmd=BASIC_AFTER_TAB),  # a hint an escape would split
+    lambda objs: objs[2].update(nested={"deep": [{"v": f"x\n{KEY}"}]}),  # nested, escaped
+])
+def test_a_secret_in_any_extra_is_redacted(plant: object) -> None:
+    objs = _extras()
+    plant(objs)  # type: ignore[operator]
+    text = repr(_redacted(objs))
+    assert "[REDACTED:" in text
+    assert KEY not in text and "Zx81kQv0pL3mN7rT2wYb" not in text
+    assert "QWxhZGRpbjpvcGVuIHNlc2FtZQ" not in text
+
+
+def test_the_dump_search_agrees_with_the_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Same output with the JSON shortcut as with every object walked."""
+    cases = []
+    for extra in ({"note": f"k {KEY}"}, {"password": "hunter2hunter2x9"}, {"cmd": BASIC_AFTER_TAB},
+                  {"x": 1}, {"path": "/tmp/a", "n": None}):
+        objs = _extras()
+        objs[4].update(extra)
+        cases.append(objs)
+    fast = [_redacted(objs) for objs in cases]
+    monkeypatch.setattr(memory, "_MANY", 10**9)  # never dumped: always walked
+    assert [_redacted(objs) for objs in cases] == fast
+
+
+@pytest.mark.skipif(hyperscan is None, reason="the dump is searched with the fast extra only")
+def test_quiet_json_says_quiet_only_when_it_can_prove_it() -> None:
+    assert redact.quiet_json(_extras())
+    assert not redact.quiet_json([{"api_key": "x"}])  # a hint in a key
+    assert not redact.quiet_json([{"cmd": "a\nb"}])  # an escape: walked instead
+    assert not redact.quiet_json([{1: "a"}])  # not a JSON object: walked instead
+    assert not redact.quiet_json([{"n": 2**70}])
+
+
+def test_without_hyperscan_nothing_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(redact._HINTS, "db", None)
+    assert not redact.quiet_json(_extras())
+    objs = _extras()
+    objs[1].update(cmd=BASIC_AFTER_TAB)
+    assert "QWxhZGRpbjpvcGVuIHNlc2FtZQ" not in repr(_redacted(objs))
