@@ -8,6 +8,7 @@ Whatever the path, every planted secret goes, and objects with none come back as
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 
 import pytest
 
@@ -22,13 +23,16 @@ KEY = "sk-ant-api03-" + "Q7vLm2Xp9RtZ4wYb8NcK1dHf6JsG3uEa5oPi0qTl" + "-AbCdEfGh"
 BASIC_AFTER_TAB = "printf 'Basic\tQWxhZGRpbjpvcGVuIHNlc2FtZQ==' > header.txt"
 
 
-def _extras(n: int = 6) -> list[dict[str, object]]:
+Extras = list[dict[str, object]]
+
+
+def _extras(n: int = 6) -> Extras:
     return [{"raw_tool": "Bash", "caller": f"c{i}", "duration": i * 1.5, "ok": True}
             for i in range(n)]
 
 
-def _redacted(objs: list[object]) -> list[object]:
-    return SessionSecrets().redact_values(objs)
+def _redacted(objs: Extras) -> list[object]:
+    return SessionSecrets().redact_values(list(objs))
 
 
 def test_quiet_extras_come_back_as_they_were() -> None:
@@ -44,9 +48,9 @@ def test_quiet_extras_come_back_as_they_were() -> None:
     lambda objs: objs[1].update(cmd=BASIC_AFTER_TAB),  # a hint an escape would split
     lambda objs: objs[2].update(nested={"deep": [{"v": f"x\n{KEY}"}]}),  # nested, escaped
 ])
-def test_a_secret_in_any_extra_is_redacted(plant: object) -> None:
+def test_a_secret_in_any_extra_is_redacted(plant: Callable[[Extras], None]) -> None:
     objs = _extras()
-    plant(objs)  # type: ignore[operator]
+    plant(objs)
     text = repr(_redacted(objs))
     assert "[REDACTED:" in text
     assert KEY not in text and "Zx81kQv0pL3mN7rT2wYb" not in text
