@@ -7,6 +7,8 @@ samples in ../shared/trajectories with varied session ids, then, each in a fresh
 - parse, no redaction: the same with redaction stubbed out, so redaction's cost shows as the
   ratio of the two (target: parse with redaction <= 1.33x parse without); ``--slow`` makes
   the parse with redaction use the pure-Python hint search (no ``fast`` extra);
+- pairs: ``--pairs`` passes with and without redaction over one copy, alternating in one
+  process, each pair's CPU ratio kept (their median is the steadiest redaction figure);
 - pool: the same with one worker process per core, as `orf mine --jobs N` runs it;
 - orjson: orjson.loads of every line of each JSONL file and of each whole .json/.traj file;
 - memory: parse over ~1/5 of the corpus and over all of it, printing both peak RSS values.
@@ -18,7 +20,7 @@ Parse times are also given in CPU seconds of the measuring process, which other 
 on the machine disturbs less.
 
 Usage:
-    python bench/ingest.py [--size-mb 500] [--runs 3] [--keep] [--slow]
+    python bench/ingest.py [--size-mb 500] [--runs 3] [--pairs 15] [--keep] [--slow]
 """
 
 from __future__ import annotations
@@ -98,6 +100,35 @@ def _no_redaction() -> type:
 
     common.redact = lambda s, counts=None: s  # type: ignore[assignment]
     return NoSecrets
+
+
+def _measure_pairs(dirs: list[Path], pairs: int) -> dict[str, float]:
+    """Parse passes with and without redaction, alternating in one process: their CPU ratios.
+
+    Each pair runs within a second or so, so slow moments of a shared machine (which move a
+    subprocess's figure by 10% or more) touch both of its passes alike.
+    """
+    from pipeline.formats import common
+    from pipeline.formats.base import ParseContext
+    from pipeline.formats.discover import discover, parse_source
+
+    sources = list(discover(dirs, issues=[]))
+    real_redact = common.redact
+    no_secrets = _no_redaction()  # stubs common.redact; put back for the redacted passes
+
+    def one(redacted: bool) -> float:
+        common.redact = real_redact if redacted else (lambda s, counts=None: s)  # type: ignore[assignment]
+        c0 = time.process_time()
+        for src in sources:
+            ctx = ParseContext() if redacted else ParseContext(secrets=no_secrets())
+            for _ in parse_source(src, ctx):
+                pass
+        return time.process_time() - c0
+
+    one(True), one(False)  # warm: caches, compiled patterns
+    ratios = sorted(one(True) / one(False) for _ in range(pairs))
+    q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+    return {"median": statistics.median(ratios), "q1": q1, "q3": q3, "pairs": len(ratios)}
 
 
 def _measure_parse(dirs: list[Path], variant: str = "") -> dict[str, float]:
@@ -203,10 +234,15 @@ def main() -> None:
                     help="alternate parse/orjson this many times, keep the best of each")
     ap.add_argument("--slow", action="store_true",
                     help="redact with the pure-Python hint search (as without the fast extra)")
+    ap.add_argument("--pairs", type=int, default=15,
+                    help="redacted/unredacted pass pairs in one process over one copy")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
         mode, dirs = args.measure[0], [Path(d) for d in args.measure[1:]]
+        if mode.startswith("pairs:"):
+            print(json.dumps(_measure_pairs(dirs, int(mode.split(":", 1)[1]))))
+            return
         if mode.startswith("parse:"):
             print(json.dumps(_measure_parse(dirs, mode.split(":", 1)[1])))
             return
@@ -233,6 +269,7 @@ def main() -> None:
         base["peak_rss_mb"] = max(r["peak_rss_mb"] for r in bases)
         pool = _run("pool", copies)
         small = _run("parse", copies[: max(1, len(copies) // 5)])
+        paired = _run(f"pairs:{max(1, args.pairs)}", copies[:1]) if not args.slow else None
     finally:
         if not args.keep:
             shutil.rmtree(CORPUS, ignore_errors=True)
@@ -259,6 +296,10 @@ def main() -> None:
     pairs = sorted(a["cpu"] / b["cpu"] for a, b in zip(parses, plains, strict=True))
     print(f"redaction, median CPU ratio of the {len(pairs)} back-to-back pairs: "
           f"{statistics.median(pairs):.2f}x (each: {' '.join(f'{r:.2f}' for r in pairs)})")
+    if paired is not None:
+        print(f"redaction, median CPU ratio of {int(paired['pairs'])} pass pairs alternating in "
+              f"one process over one copy: {paired['median']:.2f}x (quartiles "
+              f"{paired['q1']:.2f}-{paired['q3']:.2f}; the steadiest of these figures)")
     print(f"runs (s, best kept): parse {_times(parses)}; unredacted {_times(plains)}; "
           f"orjson {_times(bases)}")
     print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "
