@@ -1,8 +1,8 @@
-"""Claude Code, Gemini CLI and OpenHands bound task and final message from redacted text.
+"""Every adapter but Codex bounds task and final message from the session's redacted text.
 
 Like Codex (tests/test_redact_once.py): the task and the final message are cut from the text
-their step was redacted to, so no module-level scan sees them again, and they stay redacted
-without ``clean_trajectory``'s finishing pass over them.
+their step was redacted to, or redacted by the session's memory, so no module-level scan sees
+them again, and they stay redacted without ``clean_trajectory``'s finishing pass over them.
 """
 
 from __future__ import annotations
@@ -37,6 +37,16 @@ CASES = {
     "openhands-finish": (
         "openhands", "v0-trajectory.json", "Fix the failing test in tests/test_calc.py",
         "The test passes with src on PYTHONPATH."),
+    "antigravity": (
+        "antigravity", "brain/3e9a7c52-8d1f-4b6e-a0c2-7f5e4d3c2b1a",
+        "npm test fails on formatDate, fix it", "npm test passes: formatDate now formats in UTC."),
+    "atif": ("atif", "calc.atif.json", "Make the calc tests pass.",
+             "The tests pass with src on PYTHONPATH."),
+    "swe-agent": ("swe-agent", "calc-1x.traj", "divide(1, 0) crashes with ZeroDivisionError",
+                  "Done."),
+    "mini-swe-agent": ("mini-swe-agent", "calc__calc-1.traj.json",
+                       "calc: tests/test_calc.py cannot import the calc package",
+                       "THOUGHT: Submit."),
 }
 
 
@@ -46,9 +56,15 @@ def _planted(tmp_path: Path, case: str) -> tuple[Path, str, str]:
     root = tmp_path / folder
     shutil.copytree(FIXTURES / folder, root)
     path = root / rel
-    raw = path.read_text()
-    assert raw.count(task) >= 1 and raw.count(final) >= 1
-    path.write_text(raw.replace(task, f"{task} key {KEY}").replace(final, f"{final} key {KEY}"))
+    files = [path] if path.is_file() else [p for p in path.rglob("*") if p.is_file()]
+    planted = 0
+    for file in files:
+        raw = file.read_text()
+        if task in raw or final in raw:
+            file.write_text(raw.replace(task, f"{task} key {KEY}")
+                            .replace(final, f"{final} key {KEY}"))
+            planted += 1
+    assert planted
     return path, f"{task} key {PLACEHOLDER}", f"{final} key {PLACEHOLDER}"
 
 
@@ -70,7 +86,8 @@ def test_task_and_final_message_take_no_module_level_scan(
 
     monkeypatch.setattr(common, "redact", record)
     traj = parse_one(path)
-    assert (traj.task, traj.outcome.final_message) == (task, final)
+    assert traj.task is not None and traj.outcome.final_message is not None
+    assert (traj.task.startswith(task), traj.outcome.final_message) == (True, final)
     assert [t for t in scanned if KEY in t] == []
     _no_leak(traj)
 
@@ -81,5 +98,6 @@ def test_task_and_final_message_do_not_depend_on_the_finishing_pass(
     path, task, final = _planted(tmp_path, case)
     monkeypatch.setattr(common, "_finish_redaction", lambda traj, secrets: None)
     traj = parse_one(path)
-    assert (traj.task, traj.outcome.final_message) == (task, final)
+    assert traj.task is not None and traj.outcome.final_message is not None
+    assert (traj.task.startswith(task), traj.outcome.final_message) == (True, final)
     _no_leak(traj)

@@ -33,6 +33,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats, iter_jsonl
@@ -215,10 +216,11 @@ class _Parser:
         if rtype == "USER_INPUT":
             self._flush()
             text = _unwrap_request(content)
-            self.steps.append(text_step(len(self.steps), sid, "user", text, self.ctx,
-                                        timestamp=ts, raw_ref=ref))
+            step, clean = text_step_and_text(len(self.steps), sid, "user", text, self.ctx,
+                                             timestamp=ts, raw_ref=ref)
+            self.steps.append(step)
             if self.task is None:
-                self.task = bounded(text)
+                self.task = bounded(clean, redacted=True)
             m = _MODEL_CHANGE.search(content)
             if m:
                 self.model = m.group(1).strip()
@@ -338,7 +340,9 @@ class Adapter(base.Adapter):
             model=p.model,
             task=p.task,
             steps=p.steps,
-            outcome=OutcomeHints(final_message=bounded(p.final)),
+            # Most often the last message's text again: the session's scan cache knows it.
+            outcome=OutcomeHints(final_message=bounded(ctx.secrets.redact(p.final or ""),
+                                                       redacted=True)),
             started_at=p.started_at,
             extra=extra,
         )

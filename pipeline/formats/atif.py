@@ -32,6 +32,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats
@@ -122,10 +123,11 @@ class Adapter(base.Adapter):
                     models[st["model_name"]] += 1
                 unknown = {k: v for k, v in st.items() if k not in _STEP_KEYS}
                 if source_ == "user":
+                    step, clean = text_step_and_text(len(steps), sid, "user", message, ctx,
+                                                     timestamp=ts, raw_ref=raw, extra=unknown)
+                    steps.append(step)
                     if task is None:
-                        task = bounded(message)
-                    steps.append(text_step(len(steps), sid, "user", message, ctx, timestamp=ts,
-                                           raw_ref=raw, extra=unknown))
+                        task = bounded(clean, redacted=True)
                     continue
                 if source_ == "system":
                     steps.append(text_step(len(steps), sid, "system", message, ctx, timestamp=ts,
@@ -189,7 +191,8 @@ class Adapter(base.Adapter):
                     steps.append(text_step(len(steps), sid, "message", message or out, ctx,
                                            timestamp=ts, raw_ref=raw, tokens=tokens, extra=unknown))
                     if thought:
-                        steps[-1].extra["reasoning"] = bounded(thought)
+                        steps[-1].extra["reasoning"] = bounded(ctx.secrets.redact(thought),
+                                                               redacted=True)
             except RECORD_ERRORS as exc:
                 skip_record(ctx, path, None, f"steps[{i}]", exc)
         final_metrics = obj(data.get("final_metrics"))
@@ -211,7 +214,8 @@ class Adapter(base.Adapter):
             model=model or most_common(models),
             task=task,
             steps=steps,
-            outcome=OutcomeHints(final_message=bounded(final)),
+            outcome=OutcomeHints(final_message=bounded(ctx.secrets.redact(final or ""),
+                                                       redacted=True)),
             tokens_in=t_in,
             tokens_out=t_out,
             started_at=next((s.timestamp for s in steps if s.timestamp), None),

@@ -37,6 +37,7 @@ from .common import (
     skip_record,
     source_info,
     text_step,
+    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats
@@ -166,9 +167,10 @@ class Adapter(base.Adapter):
                 elif role == "user":
                     if not seen_task:
                         seen_task = True
-                        task = extract_task(content)
-                        steps.append(text_step(len(steps), str(i), "user", content, ctx,
-                                               raw_ref=raw))
+                        step, clean = text_step_and_text(len(steps), str(i), "user",
+                                                         content, ctx, raw_ref=raw)
+                        steps.append(step)
+                        task = extract_task(clean, redacted=True)
                     elif pending is not None:
                         self._observe(pending, content, extra, ctx)
                         pending = None
@@ -211,7 +213,7 @@ class Adapter(base.Adapter):
             outcome=OutcomeHints(
                 exit_status=exit_status,
                 task_complete=True if exit_status in ("Submitted", "submitted") else None,
-                final_message=bounded(final),
+                final_message=bounded(final, redacted=True),  # a step's text: redacted
                 submitted_patch=submitted_patch(info, exit_status),
             ),
             tokens_in=tokens_in if saw_usage else None,

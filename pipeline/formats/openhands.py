@@ -505,7 +505,7 @@ class Adapter(base.Adapter):
                                                len(blob)))
         self._apply_eval(traj, rec)
         if traj.task is None and isinstance(rec.get("instruction"), str):
-            traj.task = bounded(rec["instruction"])
+            traj.task = bounded(ctx.secrets.redact(rec["instruction"]), redacted=True)
         traj.issues = list(ctx.issues[first_issue:])
         traj.extra["line"] = lineno
         return traj

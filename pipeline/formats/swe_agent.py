@@ -96,8 +96,12 @@ def swe_failed(observation: str) -> tuple[bool, int | None]:
     return False, exit_code
 
 
-def extract_task(text: str) -> str | None:
-    """The issue text inside SWE-agent/SWE-bench prompt templates, else the text itself."""
+def extract_task(text: str, *, redacted: bool = False) -> str | None:
+    """The issue text inside SWE-agent/SWE-bench prompt templates, else the text itself.
+
+    ``redacted``: ``text`` was redacted whole (by the session's memory): it is cut, not
+    scanned again.
+    """
     for start, end in (("<pr_description>", "</pr_description>"), ("ISSUE:\n", "\n\nINSTRUCTIONS:"),
                        ("<issue_description>", "</issue_description>")):
         i = text.find(start)
@@ -105,8 +109,8 @@ def extract_task(text: str) -> str | None:
             j = text.find(end, i)
             body = text[i + len(start): j if j > i else None]
             body = body.replace("Consider the following PR description:", "", 1)
-            return bounded(body)
-    return bounded(text)
+            return bounded(body, redacted=redacted)
+    return bounded(text, redacted=redacted)
 
 
 def _tool_for(action: str) -> str:
@@ -182,7 +186,7 @@ class Adapter(base.Adapter):
                 steps.append(self._step(entry, action, i, len(steps), raw, ctx))
             except RECORD_ERRORS as exc:
                 skip_record(ctx, path, None, f"trajectory[{i}]", exc)
-        task = self._task(data.get("history"))
+        task = self._task(data.get("history"), ctx)
         if task:
             steps.insert(0, text_step(0, "task", "user", task, ctx, raw_ref=raw))
             reindex(steps)
@@ -205,7 +209,7 @@ class Adapter(base.Adapter):
             outcome=OutcomeHints(
                 exit_status=exit_status,
                 task_complete=True if exit_status == "submitted" else None,
-                final_message=bounded(final),
+                final_message=bounded(final, redacted=True),  # a step's text: redacted
                 submitted_patch=submitted_patch(info, exit_status),
             ),
             tokens_in=sent,
@@ -239,7 +243,7 @@ class Adapter(base.Adapter):
         )
 
     @staticmethod
-    def _task(history: Any) -> str | None:
+    def _task(history: Any, ctx: base.ParseContext) -> str | None:
         if not isinstance(history, list):
             return None
         for msg in history:
@@ -247,7 +251,7 @@ class Adapter(base.Adapter):
                 continue
             text = content_text(msg.get("content"))
             if text.strip():
-                return extract_task(text)
+                return extract_task(ctx.secrets.redact(text), redacted=True)
         return None
 
     @staticmethod
