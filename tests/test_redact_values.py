@@ -77,6 +77,11 @@ def test_quiet_json_says_quiet_only_when_it_can_prove_it() -> None:
     assert not redact.quiet_json([{"cmd": "a\nb"}])  # an escape: walked instead
     assert not redact.quiet_json([{1: "a"}])  # not a JSON object: walked instead
     assert not redact.quiet_json([{"n": 2**70}])
+    assert not redact.quiet_json([{"s": "lone \ud800 surrogate"}])
+    deep: dict[str, object] = {"v": "x"}
+    for _ in range(300):  # deeper than orjson writes
+        deep = {"d": deep}
+    assert not redact.quiet_json([deep])
 
 
 def test_without_hyperscan_nothing_is_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
