@@ -8,7 +8,8 @@ samples in ../shared/trajectories with varied session ids, then, each in a fresh
   ratio of the two (target: parse with redaction <= 1.33x parse without); ``--slow`` makes
   the parse with redaction use the pure-Python hint search (no ``fast`` extra);
 - pairs: ``--pairs`` passes with and without redaction over one copy, alternating in one
-  process, each pair's CPU ratio kept (their median is the steadiest redaction figure);
+  process, each pair's CPU ratio kept (warm passes over the same files: it runs 0.05-0.1
+  above the subprocess figures, for reasons not yet understood; its quartiles show the noise);
 - pool: the same with one worker process per core, as `orf mine --jobs N` runs it;
 - orjson: orjson.loads of every line of each JSONL file and of each whole .json/.traj file;
 - memory: parse over ~1/5 of the corpus and over all of it, printing both peak RSS values.
@@ -105,8 +106,8 @@ def _no_redaction() -> type:
 def _measure_pairs(dirs: list[Path], pairs: int) -> dict[str, float]:
     """Parse passes with and without redaction, alternating in one process: their CPU ratios.
 
-    Each pair runs within a second or so, so slow moments of a shared machine (which move a
-    subprocess's figure by 10% or more) touch both of its passes alike.
+    Each pair runs within a second or so, so a slow moment of a shared machine touches both of
+    its passes alike.
     """
     from pipeline.formats import common
     from pipeline.formats.base import ParseContext
@@ -299,7 +300,7 @@ def main() -> None:
     if paired is not None:
         print(f"redaction, median CPU ratio of {int(paired['pairs'])} pass pairs alternating in "
               f"one process over one copy: {paired['median']:.2f}x (quartiles "
-              f"{paired['q1']:.2f}-{paired['q3']:.2f}; the steadiest of these figures)")
+              f"{paired['q1']:.2f}-{paired['q3']:.2f})")
     print(f"runs (s, best kept): parse {_times(parses)}; unredacted {_times(plains)}; "
           f"orjson {_times(bases)}")
     print(f"peak RSS parse     : {small['bytes'] / 1e6:.0f} MB corpus -> "
