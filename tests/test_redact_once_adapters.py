@@ -101,3 +101,30 @@ def test_task_and_final_message_do_not_depend_on_the_finishing_pass(
     assert traj.task is not None and traj.outcome.final_message is not None
     assert (traj.task.startswith(task), traj.outcome.final_message) == (True, final)
     _no_leak(traj)
+
+
+# A template phrase with a secret's value inside it: the task is cut from the raw message and
+# redacted as a piece, so the phrase is removed before the scan and the value stays next to
+# its name. Cut from the message redacted whole, the placeholder broke the phrase and
+# ``hunter2hunter2`` reached the task.
+_PHRASE = ("<pr_description>\nDB_PASSWORD=Consider the following PR description:hunter2hunter2\n"
+           "</pr_description>")
+_PHRASE_LOGS = {
+    "x.traj": {"trajectory": [{"action": "ls", "observation": "a.py", "thought": "look"}],
+               "history": [{"role": "user", "content": _PHRASE}],
+               "info": {"exit_status": "submitted"}},
+    "x.traj.json": {"info": {"exit_status": "Submitted", "mini_version": "1.15.0"},
+                    "messages": [{"role": "system", "content": "sys"},
+                                 {"role": "user", "content": _PHRASE},
+                                 {"role": "assistant", "content": "ok\n```bash\nls\n```"},
+                                 {"role": "user", "content": "<returncode>0</returncode>"}]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PHRASE_LOGS))
+def test_a_task_cut_from_a_template_is_redacted_as_a_piece(tmp_path: Path, name: str) -> None:
+    path = tmp_path / name
+    path.write_text(json.dumps(_PHRASE_LOGS[name]))
+    traj = parse_one(path)
+    assert traj.task == "DB_PASSWORD=[REDACTED:password]"
+    assert "hunter2hunter2" not in json.dumps(asdict(traj), default=str)

@@ -37,7 +37,6 @@ from .common import (
     skip_record,
     source_info,
     text_step,
-    text_step_and_text,
     tool_step,
 )
 from .jsonio import ReadStats
@@ -167,10 +166,9 @@ class Adapter(base.Adapter):
                 elif role == "user":
                     if not seen_task:
                         seen_task = True
-                        step, clean = text_step_and_text(len(steps), str(i), "user",
-                                                         content, ctx, raw_ref=raw)
-                        steps.append(step)
-                        task = extract_task(clean, redacted=True)
+                        task = extract_task(content, ctx.secrets)
+                        steps.append(text_step(len(steps), str(i), "user", content, ctx,
+                                               raw_ref=raw))
                     elif pending is not None:
                         self._observe(pending, content, extra, ctx)
                         pending = None

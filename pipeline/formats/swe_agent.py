@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from ..model import OutcomeHints, RawRef, Step, Trajectory
+from ..privacy import SessionSecrets
 from . import base
 from .common import (
     RECORD_ERRORS,
@@ -96,11 +97,12 @@ def swe_failed(observation: str) -> tuple[bool, int | None]:
     return False, exit_code
 
 
-def extract_task(text: str, *, redacted: bool = False) -> str | None:
+def extract_task(text: str, secrets: SessionSecrets) -> str | None:
     """The issue text inside SWE-agent/SWE-bench prompt templates, else the text itself.
 
-    ``redacted``: ``text`` was redacted whole (by the session's memory): it is cut, not
-    scanned again.
+    Cut from the raw text, then redacted as a piece by the session's memory: cut from text
+    redacted whole, a placeholder could break the template phrase removed below, or a match
+    before the body hide a keyword inside it, and the piece's own scan would not run.
     """
     for start, end in (("<pr_description>", "</pr_description>"), ("ISSUE:\n", "\n\nINSTRUCTIONS:"),
                        ("<issue_description>", "</issue_description>")):
@@ -109,8 +111,8 @@ def extract_task(text: str, *, redacted: bool = False) -> str | None:
             j = text.find(end, i)
             body = text[i + len(start): j if j > i else None]
             body = body.replace("Consider the following PR description:", "", 1)
-            return bounded(body, redacted=redacted)
-    return bounded(text, redacted=redacted)
+            return bounded(secrets.redact(body.strip()), redacted=True)
+    return bounded(secrets.redact(text.strip()), redacted=True)
 
 
 def _tool_for(action: str) -> str:
@@ -251,7 +253,7 @@ class Adapter(base.Adapter):
                 continue
             text = content_text(msg.get("content"))
             if text.strip():
-                return extract_task(ctx.secrets.redact(text), redacted=True)
+                return extract_task(text, ctx.secrets)
         return None
 
     @staticmethod
