@@ -192,3 +192,15 @@ def test_placeholders_never_swallow_text_after_the_value() -> None:
     text = 'cfg = {"password": "Zq8#vL2mWx4p", "host": "db"}\\n    retry()'
     assert redact(text) == 'cfg = {"password": "[REDACTED:password]", "host": "db"}\\n    retry()'
     assert redact("DB_PASSWORD=Zq8vL2mWx4p\\nNEXT=1") == "DB_PASSWORD=[REDACTED:password]\\nNEXT=1"
+
+
+@pytest.mark.parametrize("text", [
+    # The quoted value after ``secret:`` is prose, not a secret: rejected, it must not hide the
+    # assignment inside it (found by a review: it hid a SWE-agent task's password).
+    'secret: "example of the setup, then DB_PASSWORD="Zq8vL2mWx4pKt7Rb9Nc3" in the env" ok',
+    "auth: 'see DB_PASSWORD=Zq8vL2mWx4pKt7Rb9Nc3 below' ok",
+])
+def test_a_rejected_assignment_does_not_hide_one_inside_it(text: str) -> None:
+    out = redact(text)
+    assert "Zq8vL2mWx4pKt7Rb9Nc3" not in out
+    assert "[REDACTED:" in out

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from .anchors import anchored, occurrences
+from .anchors import occurrences, search_from
 from .contexts import CONTEXTS, NEAR_HINTS, Context, context_hits, near_starts, near_word_hits
 from .hints import RUN_CHARS, HintSearch, lowered
 from .rules import PEM, PREFIXED, Rule, matches, rule
@@ -353,20 +353,30 @@ def _scan(text: str) -> list[SecretHit]:
     if occ is None:
         occ = {w: occurrences(low, (w,)) for w in plan.words}
     if plan.assign:
-        if gated and len(low) == len(text):
-            found = anchored(_ASSIGN.pattern, low, sorted({i for v in occ.values() for i in v}))
-        else:
-            found = matches(_ASSIGN, text, low)
-        for m in found:
-            gi = next(i for i in (2, 3, 4, 5, 6) if m.group(i) is not None)
-            name = _name_before(text, m)
-            a = m.start() - len(name) + len(m.group(1))
+        # Tried at each keyword (every position when ungated), left to right. A match whose
+        # value is no secret does not hide the keywords inside it: ``secret: "example ...
+        # DB_PASSWORD=v ..."`` is rejected as a whole, and ``DB_PASSWORD`` is tried next.
+        subject, pattern = (text, _ASSIGN.folded) if len(low) != len(text) else (low, None)
+        pattern = pattern or _ASSIGN.pattern
+        starts = (sorted({i for v in occ.values() for i in v})
+                  if gated and subject is low else None)
+        pos = 0
+        while True:
+            am = (pattern.search(subject, pos) if starts is None
+                  else search_from(pattern, subject, starts, pos))
+            if am is None:
+                break
+            pos = am.start() + 1
+            gi = next(i for i in (2, 3, 4, 5, 6) if am.group(i) is not None)
+            name = _name_before(text, am)
+            a = am.start() - len(name) + len(am.group(1))
             if text.startswith("${", a - 2):  # ``${DB_PASSWORD:-x}``: a shell default
                 continue
-            sep = text[m.end(1):m.start(gi)].strip("\\\"'`* \t")
-            akind = assignment_kind(name, text[m.start(gi):m.end(gi)], sep)
+            sep = text[am.end(1):am.start(gi)].strip("\\\"'`* \t")
+            akind = assignment_kind(name, text[am.start(gi):am.end(gi)], sep)
             if akind:
-                hits.append(SecretHit(akind, m.start(gi), m.end(gi)))
+                hits.append(SecretHit(akind, am.start(gi), am.end(gi)))
+                pos = am.end()
     if plan.near:
         starts = near_starts(low, occ) if gated else list(range(len(low)))
         hits.extend(SecretHit(k, a, b)
