@@ -356,8 +356,10 @@ def _scan(text: str) -> list[SecretHit]:
         # Tried at each keyword (every position when ungated), left to right. A match whose
         # value is no secret does not hide the keywords inside it: ``secret: "example ...
         # DB_PASSWORD=v ..."`` is rejected as a whole, and ``DB_PASSWORD`` is tried next.
-        subject, pattern = (text, _ASSIGN.folded) if len(low) != len(text) else (low, None)
-        pattern = pattern or _ASSIGN.pattern
+        if len(low) == len(text):
+            subject, pattern = low, _ASSIGN.pattern
+        else:  # lowering changed the length: the case-blind twin reads the text itself
+            subject, pattern = text, _ASSIGN.folded or _ASSIGN.pattern
         starts = (sorted({i for v in occ.values() for i in v})
                   if gated and subject is low else None)
         pos = 0
