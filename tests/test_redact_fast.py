@@ -189,23 +189,56 @@ def test_threads_scan_at_once() -> None:
     assert results == [True] * 90
 
 
-def test_anchor_positions_are_the_offsets_str_find_gives() -> None:
-    """One hyperscan pass gives every offset of each anchor word, overlapping ones too."""
+def test_start_offsets_are_the_offsets_str_find_gives() -> None:
+    """One hyperscan pass gives every offset of each pattern, overlapping ones too."""
     if not HAS_FAST:
         pytest.skip("the fast extra (hyperscan) is not installed")
     words = ("pass", "key", "ss")
-    search = HintSearch(["pass"], [], words)
+    search = HintSearch(["pass"], [], tuple((i, re.escape(w), len(w))
+                                             for i, w in enumerate(words)))
     for text in ["Pass the KEY, passpass keykey", "no anchor here", "sss pASSs key",
                  "key" * 5, ""]:
-        got = search.positions(text, ("pass", "key", "ss"))
-        assert got == {w: occurrences(text.lower(), (w,)) for w in words}, text
-    assert search.positions("Pass the key", ("key",)) == {"key": [9]}
+        got = search.starts(text)
+        assert got == [occurrences(text.lower(), (w,)) for w in words], text
     # Offsets of a non-ASCII text are not its bytes': without them the caller finds them.
-    assert search.positions("caf\u00e9 key", words) is None
+    assert search.starts("caf\u00e9 key") is None
     for text in ["caf\u00e9 KEY pass \U0001f511key", "\u00e9" * 9 + "sss", "lone \ud83d pass",
                  "\u2192key\u2192", "\u00e9\u00e9"]:
-        got = search.positions(text, words, text.encode("utf-8", "surrogatepass"))
-        assert got == {w: occurrences(text.lower(), (w,)) for w in words}, text
+        got = search.starts(text, text.encode("utf-8", "surrogatepass"))
+        assert got == [occurrences(text.lower(), (w,)) for w in words], text
+
+
+# Pieces of text around the keywords: what may follow one (separators, quotes, word
+# characters, ``/``, a non-ASCII letter or symbol, the end of the text) and what may come before.
+_PIECES = ["password", "passwd", "passphrase", "pass", "pwd", "secret", "token", "key_base",
+           "key", "keys", "auth", "author", "authToken", "cred", "credential", "credentials",
+           "salt", "api", "api-key", "api key", "apikey", "API_KEY", "Token", "PASSWORD", " ",
+           "\t", ":", "=", " = ", "=>", " is ", " set to ", '"', "'", "`", "\\", "**", "/", "_",
+           "-", "x", "9", "\u00e9", "\u2192", "\u00c9", "\n", ".", "(", "[", "Zq8vL2mWx4pR7tYu9aB"]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_keyword_rules_can_start_only_where_hyperscan_says(seed: int) -> None:
+    """Every offset where ``_ASSIGN`` or ``_NEAR_WORD`` matches is among the start offsets.
+
+    The rules are tried only there, so one missing offset would be a secret missed. Checked
+    by trying each regex at every offset of random texts made of the edge pieces.
+    """
+    if not HAS_FAST:
+        pytest.skip("the fast extra (hyperscan) is not installed")
+    from pipeline.privacy.contexts import _NEAR_WORD
+
+    rng = __import__("random").Random(seed)
+    for _ in range(400):
+        text = "".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 12)))
+        data = text.encode("utf-8", "surrogatepass")
+        low = ENGINE.lowered(text, data)
+        assign_at, near_at = ENGINE._HINTS.starts(text, data)
+        for i in range(len(low)):
+            if ENGINE._ASSIGN.pattern.match(low, i):
+                assert i in assign_at, (text, i)
+            if _NEAR_WORD.match(low, i):
+                assert i in near_at, (text, i)
 
 
 def _atoms(tree: object) -> list[str]:

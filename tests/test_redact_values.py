@@ -90,3 +90,35 @@ def test_without_hyperscan_nothing_is_skipped(monkeypatch: pytest.MonkeyPatch) -
     objs = _extras()
     objs[1].update(cmd=BASIC_AFTER_TAB)
     assert "QWxhZGRpbjpvcGVuIHNlc2FtZQ" not in repr(_redacted(objs))
+
+
+def _secret_like_names() -> list[str]:
+    """Names in the spellings code and configs use, made of secret words and others."""
+    words = ["password", "passwd", "pass", "pwd", "passphrase", "secret", "token", "key",
+             "api", "access", "private", "auth", "credential", "credentials", "client",
+             "session", "db", "signing", "master", "encryption", "base", "ssh", "pg"]
+    names = set()
+    for a in words:
+        for b in words:
+            for joined in (f"{a}_{b}", f"{a}-{b}", f"{a}.{b}", a + b.capitalize(), a + b):
+                names.update({joined, joined.upper(), joined.capitalize()})
+    return sorted(names)
+
+
+def test_every_secret_like_key_holds_a_hint() -> None:
+    """A call's arguments are searched joined with their keys: a quiet search must mean
+    that no key is one whose value is checked as an assignment."""
+    secret_like = [n for n in _secret_like_names() if redact._secret_name(n)]
+    assert len(secret_like) > 1000
+    assert [n for n in secret_like if redact.quiet(n)] == []
+
+
+def test_a_value_under_a_secret_like_key_goes_when_the_rest_is_quiet() -> None:
+    value = "Zx81kQv0pL3mN7rT2wYb"  # no hint in it: only its key says it is a secret
+    for name in ("password", "DB_PASSWORD", "clientSecret", "api_key", "AUTH_TOKEN"):
+        args = {"command": "ls -la", name: value, "cwd": "/work"}
+        out = SessionSecrets().redact_values([args, "Listing the files."])
+        assert value not in repr(out), name
+        assert out[0]["command"] == "ls -la" and out[1] == "Listing the files."
+        single = SessionSecrets().redact_value({name: value})
+        assert value not in repr(single), name

@@ -94,14 +94,15 @@ class HintSearch:
     """Finds which of a fixed set of hints a text holds."""
 
     def __init__(self, words: Iterable[str], run_hints: Iterable[str],
-                 anchors: tuple[str, ...] = ()) -> None:
+                 starts: tuple[tuple[int, str, int], ...] = ()) -> None:
         """Prepare both engines.
 
         Args:
             words: Lower-case hints looked for anywhere in the text.
             run_hints: Lower-case hints (token characters only) that count only inside a run
                 of ``MIN_RUN`` or more token characters.
-            anchors: Lower-case words whose every offset ``positions`` gives.
+            starts: ``(group, pattern, length)`` rows: ``starts`` gives, for each group,
+                the offsets where a ``pattern`` match (of that fixed ``length``) begins.
         """
         self.run_hints = tuple(sorted(set(run_hints)))
         ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
@@ -118,8 +119,9 @@ class HintSearch:
         self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
                            | self.gates)
         self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
-        self.anchors = anchors
-        self.anchor_db = _compile_all(anchors)
+        self.start_rows = starts
+        self.start_groups = 1 + max((g for g, _, _ in starts), default=-1)
+        self.start_db = _compile_all(tuple(pattern for _, pattern, _ in starts))
         self._local = threading.local()
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
         self._sets: dict[tuple[int, ...], frozenset[str]] = {}
@@ -157,24 +159,23 @@ class HintSearch:
         low = text.lower()
         return self.search(low), low, None
 
-    def positions(self, text: str, words: tuple[str, ...],
-                  data: bytes | None = None) -> dict[str, list[int]] | None:
-        """Every start offset of each of ``words`` (``anchors``) in ``text``, ignoring case.
+    def starts(self, text: str, data: bytes | None = None) -> list[list[int]] | None:
+        """Per group of ``starts`` rows, the sorted offsets where one of its patterns matches.
 
-        One hyperscan pass for all of them, where ``str.find`` per word over a big file view
-        costs a pass each. The offsets are those of ``text.lower()`` (and ``lowered``) too:
-        the text is ASCII, or no character of it folds into ASCII (``data`` given: ``find``
-        decided alone), so only ASCII letters match and none changes the length. A non-ASCII
-        text is scanned with each of its other characters as one ``?``, so that byte
-        offsets are character offsets. None without hyperscan (or with the pure-Python
-        engine forced), or for a non-ASCII text without ``data``.
+        Patterns match ignoring case, all in one hyperscan pass, where ``str.find`` per word
+        over a big file view costs a pass each. The offsets are those of ``text.lower()``
+        (and ``lowered``) too: the text is ASCII, or no character of it folds into ASCII
+        (``data`` given: ``find`` decided alone), so only ASCII letters match and none
+        changes the length. A non-ASCII text is scanned with each of its other characters
+        as one ``?``, so that byte offsets are character offsets: a pattern must match
+        there wherever it would on any character that is not ASCII. None without hyperscan
+        (or with the pure-Python engine forced), or for a non-ASCII text without ``data``.
 
         Args:
             text: The text.
-            words: The anchors wanted (no ``?`` in them).
             data: ``find``'s bytes of ``text``.
         """
-        if self.db is None or self.anchor_db is None:
+        if self.db is None or self.start_db is None:
             return None
         if text.isascii():
             data = data or text.encode()
@@ -183,17 +184,16 @@ class HintSearch:
         else:
             data = text.encode("ascii", "replace")
         found: list[tuple[int, int]] = []
-        scratch = getattr(self._local, "anchor_scratch", None)
+        scratch = getattr(self._local, "start_scratch", None)
         if scratch is None:
-            scratch = self._local.anchor_scratch = hyperscan.Scratch(self.anchor_db)
-        self.anchor_db.scan(data, _collect_at, 0, found, scratch)
-        out: dict[str, list[int]] = {w: [] for w in words}
-        anchors = self.anchors
-        for i, end in found:  # in order of end offset: per word, in order of start
-            got = out.get(anchors[i])
-            if got is not None:
-                got.append(end - len(anchors[i]))
-        return out
+            scratch = self._local.start_scratch = hyperscan.Scratch(self.start_db)
+        self.start_db.scan(data, _collect_at, 0, found, scratch)
+        out: list[set[int]] = [set() for _ in range(self.start_groups)]
+        rows = self.start_rows
+        for i, end in found:
+            group, _, length = rows[i]
+            out[group].add(end - length)
+        return [sorted(offsets) for offsets in out]
 
     def none_in(self, data: bytes) -> bool:
         """True when hyperscan finds no hint in ``data`` (UTF-8); False without hyperscan.
@@ -249,13 +249,13 @@ def _collect_at(i: int, start: int, end: int, flags: int, found: list[tuple[int,
     found.append((i, end))
 
 
-def _compile_all(words: tuple[str, ...]) -> Any:
-    """A database reporting every occurrence (overlapping too) of each word, ignoring case."""
-    if hyperscan is None or not words:
+def _compile_all(patterns: tuple[str, ...]) -> Any:
+    """A database reporting every match (overlapping too) of each pattern, ignoring case."""
+    if hyperscan is None or not patterns:
         return None
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=[re.escape(w).encode() for w in words], ids=list(range(len(words))),
-               elements=len(words), flags=[hyperscan.HS_FLAG_CASELESS] * len(words))
+    db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
+               elements=len(patterns), flags=[hyperscan.HS_FLAG_CASELESS] * len(patterns))
     return db
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from functools import lru_cache
 from typing import Any
 
 from .redact import (
@@ -173,26 +172,31 @@ class SessionSecrets:
         if len(objs) >= _MANY and not self._known and quiet_json(objs):
             return list(objs)
         strings: list[str] = []
-        named = False
+        keys: list[str] = []
         for obj in objs:
-            named = _strings(obj, 0, strings) or named
+            _strings(obj, 0, strings, keys)
         if not strings:
             return list(objs)
-        if len(strings) == 1 or not quiet("\n".join(strings)):
-            # Each string searched on its own (joined, a single one would be searched twice).
-            # Most hold a hint but no secret: they come back as they are, and the objects
-            # need no copy. The walk below finds the others' hits remembered.
-            if not named and all(self.redact(text) is text for text in strings):
+        # The keys go into the joined search too: every secret-like key holds a hint word
+        # (``pass``, ``key``, ``token``...), so a quiet search also says that no value is to
+        # be checked as an assignment, with no test of each key.
+        if (keys or len(strings) > 1) and quiet("\n".join(strings + keys)):
+            if not self._known:
                 return list(objs)
 
-            def fn(text: str) -> str:
-                return self.redact(text, counts)
-        elif not named and not self._known:
-            return list(objs)
-        else:  # no hint: only a secret-like key or a known secret can change them
-            def fn(text: str) -> str:
+            def known(text: str) -> str:  # no hint: only a known secret can change them
                 return self._known_only(text, counts)
-        return [self._walk(obj, fn, 0, counts, True) for obj in objs]
+            return [self._walk(obj, known, 0, counts, False) for obj in objs]
+        # Each string searched on its own (joined, a single one would be searched twice).
+        # Most hold a hint but no secret: they come back as they are, and the objects need
+        # no copy. The walk below finds the others' hits remembered.
+        named = any(_secret_name(k) for k in keys)
+        if not named and all(self.redact(text) is text for text in strings):
+            return list(objs)
+
+        def redact(text: str) -> str:
+            return self.redact(text, counts)
+        return [self._walk(obj, redact, 0, counts, named) for obj in objs]
 
     def _known_only(self, text: str, counts: Counter[str] | None) -> str:
         """``redact`` of a text that ``scan`` finds nothing in."""
@@ -233,72 +237,59 @@ class SessionSecrets:
         return self._walk(value, fn, depth + 1, counts, named)
 
 
-def _strings(obj: Any, depth: int, out: list[str]) -> bool:
+def _strings(obj: Any, depth: int, out: list[str], keys: list[str]) -> None:
     """Put into ``out`` the strings ``SessionSecrets._walk`` passes to its function.
 
     They are joined for one hint search, so their order does not matter: a dict's own
-    strings come before those of the containers it holds.
-
-    Returns:
-        True when a dict on the way has a secret-like key (``_field`` may replace its value).
+    strings come before those of the containers it holds. ``keys`` gets the key of each
+    string a dict holds (when the key is a string): the names ``_field`` may check.
     """
     kind = type(obj)
     if kind is str:
         out.append(obj)
-        return False
+        return
     if kind is not dict:
-        return _strings_any(obj, depth, out)
+        _strings_any(obj, depth, out, keys)
+        return
     if depth > 64:
-        return False
+        return
     # Strings are taken in the loop, not by a call each: most values of a tool call's
     # arguments and of a step's extras are strings.
     nested = None
-    for v in obj.values():
+    for k, v in obj.items():
         kind = type(v)
         if kind is str:
             out.append(v)
+            if type(k) is str:
+                keys.append(k)
         elif kind is dict or kind is list or isinstance(v, (str, dict, list)):
             if nested is None:
                 nested = [v]
             else:
                 nested.append(v)
-    named = False
-    for k in _secret_keys(tuple(obj)):  # the same few key sets recur: asked once each
-        if type(obj[k]) is str:
-            named = True
-            break
     if nested is not None:
         for v in nested:
-            named = _strings(v, depth + 1, out) or named
-    return named
+            _strings(v, depth + 1, out, keys)
 
 
-def _strings_any(obj: Any, depth: int, out: list[str]) -> bool:
+def _strings_any(obj: Any, depth: int, out: list[str], keys: list[str]) -> None:
     """``_strings`` of a list, a subclass of str, dict or list, or a scalar."""
     if isinstance(obj, str):
         out.append(obj)
-        return False
-    named = False
+        return
     if depth > 64:
-        return False
+        return
     if isinstance(obj, dict):
         for k, v in obj.items():
             if type(v) is str:
                 out.append(v)
-                if not named and type(k) is str and _secret_name(k):
-                    named = True
+                if type(k) is str:
+                    keys.append(k)
             elif isinstance(v, (str, dict, list)):
-                named = _strings(v, depth + 1, out) or named
+                _strings(v, depth + 1, out, keys)
     elif isinstance(obj, list):
         for v in obj:
             if type(v) is str:
                 out.append(v)
             elif type(v) is dict or type(v) is list or isinstance(v, (str, dict, list)):
-                named = _strings(v, depth + 1, out) or named
-    return named
-
-
-@lru_cache(maxsize=4096)
-def _secret_keys(keys: tuple[Any, ...]) -> tuple[str, ...]:
-    """The secret-like names among a dict's keys."""
-    return tuple(k for k in keys if type(k) is str and _secret_name(k))
+                _strings(v, depth + 1, out, keys)

@@ -30,7 +30,15 @@ from typing import Any
 import orjson
 
 from .anchors import occurrences, search_from
-from .contexts import CONTEXTS, NEAR_HINTS, Context, context_hits, near_starts, near_word_hits
+from .contexts import (
+    CONTEXTS,
+    NEAR_HINTS,
+    NEAR_STARTS_AT,
+    Context,
+    context_hits,
+    near_starts,
+    near_word_hits,
+)
 from .hints import RUN_CHARS, HintSearch, lowered
 from .rules import PEM, PREFIXED, Rule, matches, rule
 from .values import CHECKS, PLACEHOLDER_PREFIX, is_placeholder, strong
@@ -179,10 +187,18 @@ def _url_password_ok(user: str, password: str) -> bool:
 _RUN_HINTS = frozenset(h for r in PREFIXED if r.group == 0 for h in r.hints if set(h) <= RUN_CHARS)
 _WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "cred", "salt")
 """Every ``_ASSIGN`` match starts with one of these; ``near_starts`` uses them too."""
+_ASSIGN_SPELLINGS = ("passwd", "password", "passphrase", "pwd", "pass", "secret", "token",
+                     "key_base", "key", "auth", "credentials", "credential", "cred", "salt")
+_ASSIGN_STARTS_AT = tuple((re.escape(w) + r"[\\\"'`* \t:=]", len(w) + 1)
+                          for w in _ASSIGN_SPELLINGS)
+"""Hyperscan patterns, each with its length, such that an ``_ASSIGN`` match starts only where
+one of them matches: each spelling of its keyword, then the first character of a quote or a
+separator. Code holds many keywords followed by neither (``keys``, ``tokenize``)."""
 _HINTS = HintSearch(
     {h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
     | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
-    _RUN_HINTS, _WORDS,
+    _RUN_HINTS,
+    tuple((0, p, n) for p, n in _ASSIGN_STARTS_AT) + tuple((1, p, n) for p, n in NEAR_STARTS_AT),
 )
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
@@ -344,14 +360,16 @@ def _scan(text: str) -> list[SecretHit]:
     if plan.contexts:
         hits.extend(SecretHit(k, a, b)
                     for k, a, b in context_hits(text, low, plan.contexts, gated))
-    # The keyword rules run only at their keywords (``anchors.py``): big file views hold a
-    # few ``key``s but would cost a full regex pass each. The keywords' offsets come from one
-    # hyperscan pass over an ASCII text when it is installed (``str.find`` is a pass per
-    # keyword). A non-ASCII text would first need an ASCII image, costlier than those passes.
-    occ = (_HINTS.positions(text, plan.words, data)
-           if gated and plan.words and text.isascii() else None)
-    if occ is None:
-        occ = {w: occurrences(low, (w,)) for w in plan.words}
+    # The keyword rules run only where they can start (``anchors.py``): big file views hold a
+    # few ``key``s but would cost a full regex pass each. One hyperscan pass gives those
+    # offsets when it is installed (``_ASSIGN_STARTS_AT``, ``NEAR_STARTS_AT``); else every
+    # occurrence of the keywords, from ``str.find``.
+    starts: list[list[int]] | None = None
+    if gated and plan.words:
+        starts = _HINTS.starts(text, data)
+        if starts is None:
+            occ = {w: occurrences(low, (w,)) for w in plan.words}
+            starts = [sorted({i for v in occ.values() for i in v}), near_starts(low, occ)]
     if plan.assign:
         # Tried at each keyword (every position when ungated), left to right. A match whose
         # value is no secret does not hide the keywords inside it: ``secret: "example ...
@@ -360,16 +378,15 @@ def _scan(text: str) -> list[SecretHit]:
             subject, pattern = low, _ASSIGN.pattern
         else:  # lowering changed the length: the case-blind twin reads the text itself
             subject, pattern = text, _ASSIGN.folded or _ASSIGN.pattern
-        starts = (sorted({i for v in occ.values() for i in v})
-                  if gated and subject is low else None)
+        at = starts[0] if starts is not None and subject is low else None
         pos = 0
         while True:
-            am = (pattern.search(subject, pos) if starts is None
-                  else search_from(pattern, subject, starts, pos))
+            am = (pattern.search(subject, pos) if at is None
+                  else search_from(pattern, subject, at, pos))
             if am is None:
                 break
             pos = am.start() + 1
-            gi = next(i for i in (2, 3, 4, 5, 6) if am.group(i) is not None)
+            gi = am.lastindex or 0  # the value's group: the last of the match to close
             name = _name_before(text, am)
             a = am.start() - len(name) + len(am.group(1))
             if text.startswith("${", a - 2):  # ``${DB_PASSWORD:-x}``: a shell default
@@ -380,9 +397,9 @@ def _scan(text: str) -> list[SecretHit]:
                 hits.append(SecretHit(akind, am.start(gi), am.end(gi)))
                 pos = am.end()
     if plan.near:
-        starts = near_starts(low, occ) if gated else list(range(len(low)))
+        near_at = starts[1] if starts is not None else list(range(len(low)))
         hits.extend(SecretHit(k, a, b)
-                    for k, a, b in near_word_hits(text, low, _NOT_SECRET_WORDS, starts))
+                    for k, a, b in near_word_hits(text, low, _NOT_SECRET_WORDS, near_at))
     return _resolve(hits)
 
 
