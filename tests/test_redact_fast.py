@@ -141,6 +141,17 @@ def test_hints_of_both_engines_agree_on_words() -> None:
         assert found - search.gates == search.search(text.lower()) - search.gates, text
 
 
+def test_words_looked_for_together_are_reported_together() -> None:
+    """One pattern for the keywords: any of them reports all (a superset, one call back)."""
+    if not HAS_FAST:
+        pytest.skip("the fast extra (hyperscan) is not installed")
+    search = HintSearch(["pass", "key", "bearer"], [], together=["pass", "key"])
+    assert search.find("the KEY")[0] == {"pass", "key"}
+    assert search.find("bearer only")[0] == {"bearer"}
+    assert search.find("nothing")[0] == frozenset()
+    assert search.search("the key") - search.gates == {"key"}  # the other engine is exact
+
+
 def test_session_memory_gives_the_same_text_on_both_paths(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

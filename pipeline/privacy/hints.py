@@ -94,7 +94,8 @@ class HintSearch:
     """Finds which of a fixed set of hints a text holds."""
 
     def __init__(self, words: Iterable[str], run_hints: Iterable[str],
-                 starts: tuple[tuple[int, str, int], ...] = ()) -> None:
+                 starts: tuple[tuple[int, str, int], ...] = (),
+                 together: Iterable[str] = ()) -> None:
         """Prepare both engines.
 
         Args:
@@ -103,6 +104,9 @@ class HintSearch:
                 of ``MIN_RUN`` or more token characters.
             starts: ``(group, pattern, length)`` rows: ``starts`` gives, for each group,
                 the offsets where a ``pattern`` match (of that fixed ``length``) begins.
+            together: Words hyperscan looks for as one pattern: a text holding any of them
+                is reported to hold them all. Each pattern found costs a call back into
+                Python; words whose rules need a gate as well lose nothing by it.
         """
         self.run_hints = tuple(sorted(set(run_hints)))
         ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
@@ -118,7 +122,8 @@ class HintSearch:
         self.gates = frozenset(name for name, _, _ in GATES)
         self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
                            | self.gates)
-        self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints)
+        self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints,
+                                        tuple(sorted(set(together))))
         self.start_rows = starts
         self.start_groups = 1 + max((g for g, _, _ in starts), default=-1)
         self.start_db = _compile_all(tuple(pattern for _, pattern, _ in starts))
@@ -183,17 +188,21 @@ class HintSearch:
             return None
         else:
             data = text.encode("ascii", "replace")
-        found: list[tuple[int, int]] = []
+        found: list[int] = []
         scratch = getattr(self._local, "start_scratch", None)
         if scratch is None:
             scratch = self._local.start_scratch = hyperscan.Scratch(self.start_db)
         self.start_db.scan(data, _collect_at, 0, found, scratch)
-        out: list[set[int]] = [set() for _ in range(self.start_groups)]
+        out: list[list[int]] = []
+        for _ in range(self.start_groups):
+            out.append([])
         rows = self.start_rows
-        for i, end in found:
-            group, _, length = rows[i]
-            out[group].add(end - length)
-        return [sorted(offsets) for offsets in out]
+        for k in range(0, len(found), 2):  # (pattern, end) pairs, by end: nearly sorted
+            group, _, length = rows[found[k]]
+            out[group].append(found[k + 1] - length)
+        for offsets in out:
+            offsets.sort()  # a start found twice (``key\n`` at the end) is tried once more
+        return out
 
     def none_in(self, data: bytes) -> bool:
         """True when hyperscan finds no hint in ``data`` (UTF-8); False without hyperscan.
@@ -245,8 +254,8 @@ def _collect(i: int, start: int, end: int, flags: int, found: list[int]) -> None
     found.append(i)
 
 
-def _collect_at(i: int, start: int, end: int, flags: int, found: list[tuple[int, int]]) -> None:
-    found.append((i, end))
+def _collect_at(i: int, start: int, end: int, flags: int, found: list[int]) -> None:
+    found += (i, end)
 
 
 def _compile_all(patterns: tuple[str, ...]) -> Any:
@@ -273,13 +282,16 @@ def _in_run(hint: str) -> str:
     return f"(?:{_RUN_CLASS}{{{side}}}{h}|{h}{_RUN_CLASS}{{{side}}})"
 
 
-def _compile(words: tuple[str, ...],
-             run_hints: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], Any]:
+def _compile(words: tuple[str, ...], run_hints: tuple[str, ...],
+             together: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], Any]:
     if hyperscan is None:
         return (), None
     special = {h for names, _, _ in FAST_PATTERNS for h in names}
+    grouped = tuple(w for w in together if w in words and w not in special)
     rows: list[tuple[tuple[str, ...], str, bool]] = [
-        ((w,), re.escape(w), True) for w in words if w not in special]
+        ((w,), re.escape(w), True) for w in words if w not in special and w not in grouped]
+    if grouped:
+        rows.append((grouped, "|".join(re.escape(w) for w in grouped), True))
     rows += [((h,), _in_run(h), True) for h in run_hints if h not in special]
     rows += [row for row in FAST_PATTERNS if set(row[0]) <= set(words) | set(run_hints)]
     rows += [((name,), pattern, caseless) for name, pattern, caseless in GATES]

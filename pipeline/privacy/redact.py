@@ -199,6 +199,8 @@ _HINTS = HintSearch(
     | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
     _RUN_HINTS,
     tuple((0, p, n) for p, n in _ASSIGN_STARTS_AT) + tuple((1, p, n) for p, n in NEAR_STARTS_AT),
+    # The keyword rules run only where their gate (``~assign``, ``~near``) is found too.
+    together=set(_ASSIGN.hints) | set(NEAR_HINTS),
 )
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
