@@ -98,7 +98,7 @@ class HintSearch:
 
     def __init__(self, words: Iterable[str], run_hints: Iterable[str],
                  starts: tuple[tuple[int, str, int], ...] = (),
-                 together: Iterable[str] = ()) -> None:
+                 with_gates: Iterable[str] = ()) -> None:
         """Prepare both engines.
 
         Args:
@@ -107,9 +107,10 @@ class HintSearch:
                 of ``MIN_RUN`` or more token characters.
             starts: ``(group, pattern, length)`` rows: ``starts`` gives, for each group,
                 the offsets where a ``pattern`` match (of that fixed ``length``) begins.
-            together: Words hyperscan looks for as one pattern: a text holding any of them
-                is reported to hold them all. Each pattern found costs a call back into
-                Python; words whose rules need a gate as well lose nothing by it.
+            with_gates: Words whose rules run only where a gate (``GATES``) is found
+                too, and each gate holds one of them: hyperscan does not look for them,
+                and reports them all with a gate. A text holding one and no gate (``key``
+                in code) is then quiet, with no call back into Python for it.
         """
         self.run_hints = tuple(sorted(set(run_hints)))
         ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
@@ -126,7 +127,7 @@ class HintSearch:
         self.everything = (frozenset(h for h, _ in self.words) | frozenset(self.run_hints)
                            | self.gates)
         self.groups, self.db = _compile(tuple(h for h, _ in self.words), self.run_hints,
-                                        tuple(sorted(set(together))))
+                                        tuple(sorted(set(with_gates))))
         self.start_rows = starts
         self.start_groups = 1 + max((g for g, _, _ in starts), default=-1)
         self.start_db = _compile_all(tuple(pattern for _, pattern, _ in starts))
@@ -286,18 +287,15 @@ def _in_run(hint: str) -> str:
 
 
 def _compile(words: tuple[str, ...], run_hints: tuple[str, ...],
-             together: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], Any]:
+             with_gates: tuple[str, ...]) -> tuple[tuple[tuple[str, ...], ...], Any]:
     if hyperscan is None:
         return (), None
-    special = {h for names, _, _ in FAST_PATTERNS for h in names}
-    grouped = tuple(w for w in together if w in words and w not in special)
+    special = {h for names, _, _ in FAST_PATTERNS for h in names} | set(with_gates)
     rows: list[tuple[tuple[str, ...], str, bool]] = [
-        ((w,), re.escape(w), True) for w in words if w not in special and w not in grouped]
-    if grouped:
-        rows.append((grouped, "|".join(re.escape(w) for w in grouped), True))
+        ((w,), re.escape(w), True) for w in words if w not in special]
     rows += [((h,), _in_run(h), True) for h in run_hints if h not in special]
     rows += [row for row in FAST_PATTERNS if set(row[0]) <= set(words) | set(run_hints)]
-    rows += [((name,), pattern, caseless) for name, pattern, caseless in GATES]
+    rows += [((name, *with_gates), pattern, caseless) for name, pattern, caseless in GATES]
     rows += [((_FOLD,), "".join(f"\\x{b:02x}" for b in c.encode()), False)
              for c in _ASCII_FOLDING]
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)

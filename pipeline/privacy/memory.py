@@ -22,6 +22,7 @@ from .redact import (
     SecretHit,
     _resolve,
     _secret_name,
+    any_secret_name,
     assignment_kind,
     placeholder,
     quiet,
@@ -177,20 +178,17 @@ class SessionSecrets:
             _strings(obj, 0, strings, keys)
         if not strings:
             return list(objs)
-        # The keys go into the joined search too: every secret-like key holds a hint word
-        # (``pass``, ``key``, ``token``...), so a quiet search also says that no value is to
-        # be checked as an assignment, with no test of each key.
-        if (keys or len(strings) > 1) and quiet("\n".join(strings + keys)):
-            if not self._known:
+        named = bool(keys) and any_secret_name(tuple(keys))
+        if len(strings) > 1 and quiet("\n".join(strings)):
+            if not named and not self._known:
                 return list(objs)
 
             def known(text: str) -> str:  # no hint: only a known secret can change them
                 return self._known_only(text, counts)
-            return [self._walk(obj, known, 0, counts, False) for obj in objs]
+            return [self._walk(obj, known, 0, counts, named) for obj in objs]
         # Each string searched on its own (joined, a single one would be searched twice).
         # Most hold a hint but no secret: they come back as they are, and the objects need
         # no copy. The walk below finds the others' hits remembered.
-        named = any(_secret_name(k) for k in keys)
         if not named and all(self.redact(text) is text for text in strings):
             return list(objs)
 

@@ -199,8 +199,7 @@ _HINTS = HintSearch(
     | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
     _RUN_HINTS,
     tuple((0, p, n) for p, n in _ASSIGN_STARTS_AT) + tuple((1, p, n) for p, n in NEAR_STARTS_AT),
-    # The keyword rules run only where their gate (``~assign``, ``~near``) is found too.
-    together=set(_ASSIGN.hints) | set(NEAR_HINTS),
+    with_gates=set(_ASSIGN.hints) | set(NEAR_HINTS),  # only the keyword rules use them
 )
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
@@ -287,7 +286,11 @@ def _plan(present: frozenset[str]) -> _Plan:
 
 
 def quiet(text: str) -> bool:
-    """True when ``text`` holds no hint: neither it nor any part of it has a secret to find."""
+    """True when ``text`` holds no hint: neither it nor any part of it has a secret to find.
+
+    A keyword alone (``token``, ``key``) is no hint: its rules need a separator or a value
+    after it. So ``quiet`` says nothing of a name: ``any_secret_name`` does.
+    """
     return not _FULL and not _HINTS.find(text)[0]
 
 
@@ -299,9 +302,9 @@ def quiet_json(objs: Any) -> bool:
     A dump with no escape holds every string's UTF-8 whole between quotes: a hint in a string
     is then a hint in the dump (the only anchor, ``^``, stands for the quote before it). A
     dump that cannot be made (a key that is not a string, a lone surrogate, a huge int) or
-    that holds an escape says False, as does a hint in a key: the caller then walks the
-    strings. Keys matter: every secret-like key holds a hint word (``pass``, ``key``,
-    ``token``...), so a quiet dump has no value ``redact_value`` checks as an assignment.
+    that holds an escape says False, as does a hint or a ``_NAME_WORDS`` word in a key: the
+    caller then walks the strings. Every secret-like key holds one of those words, so a
+    quiet dump has no value ``redact_value`` checks as an assignment.
     """
     if _FULL:
         return False
@@ -311,7 +314,10 @@ def quiet_json(objs: Any) -> bool:
         return False
     # An escape (a newline, a quote) would split a string's hint in the dump: the caller
     # walks those. Undoing them costs more (a ``bytes.replace`` pass per escape) than the walk.
-    return b"\\" not in data and _HINTS.none_in(data)
+    if b"\\" in data:
+        return False
+    low = data.lower()
+    return not any(w in low for w in _NAME_WORDS_UTF8) and _HINTS.none_in(data)
 
 
 def _scan(text: str) -> list[SecretHit]:
@@ -459,6 +465,17 @@ def replace_hits(text: str, hits: list[SecretHit], counts: Counter[str] | None =
 @lru_cache(maxsize=8192)  # asked for every key of every argument dict and extra
 def _secret_name(name: str) -> bool:
     return name_class(name) in ("password", "secret")
+
+
+@lru_cache(maxsize=4096)  # the same few argument names recur: asked once each
+def any_secret_name(names: tuple[str, ...]) -> bool:
+    """True when one of ``names`` is secret-like: its string value is checked as an assignment."""
+    return any(_secret_name(n) for n in names)
+
+
+_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "cred")
+"""Every secret-like name (``_secret_name``) holds one of these, in any case."""
+_NAME_WORDS_UTF8 = tuple(w.encode() for w in _NAME_WORDS)
 
 
 def redact_value(obj: Any, counts: Counter[str] | None = None, _name: str = "") -> Any:
