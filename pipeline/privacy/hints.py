@@ -98,7 +98,7 @@ class HintSearch:
 
     def __init__(self, words: Iterable[str], run_hints: Iterable[str],
                  starts: tuple[tuple[int, str, int], ...] = (),
-                 with_gates: Iterable[str] = ()) -> None:
+                 with_gates: Iterable[str] = (), names: Iterable[str] = ()) -> None:
         """Prepare both engines.
 
         Args:
@@ -111,6 +111,7 @@ class HintSearch:
                 too, and each gate holds one of them: hyperscan does not look for them,
                 and reports them all with a gate. A text holding one and no gate (``key``
                 in code) is then quiet, with no call back into Python for it.
+            names: Words ``holds_name`` looks for.
         """
         self.run_hints = tuple(sorted(set(run_hints)))
         ordered = sorted(set(words) - set(self.run_hints), key=lambda h: (len(h), h))
@@ -131,6 +132,7 @@ class HintSearch:
         self.start_rows = starts
         self.start_groups = 1 + max((g for g, _, _ in starts), default=-1)
         self.start_db = _compile_all(tuple(pattern for _, pattern, _ in starts))
+        self.names_db = _compile_all(tuple(re.escape(w) for w in names), once=True)
         self._local = threading.local()
         """``groups[i]``: the hints hyperscan pattern ``i`` stands for."""
         self._sets: dict[tuple[int, ...], frozenset[str]] = {}
@@ -208,6 +210,17 @@ class HintSearch:
             offsets.sort()  # a start found twice (``key\n`` at the end) is tried once more
         return out
 
+    def holds_name(self, data: bytes) -> bool:
+        """True when ``data`` (UTF-8) holds one of ``names`` in any case; True without hyperscan."""
+        if self.names_db is None:
+            return True
+        scratch = getattr(self._local, "names_scratch", None)
+        if scratch is None:
+            scratch = self._local.names_scratch = hyperscan.Scratch(self.names_db)
+        found: list[int] = []
+        self.names_db.scan(data, _collect, 0, found, scratch)
+        return bool(found)
+
     def none_in(self, data: bytes) -> bool:
         """True when hyperscan finds no hint in ``data`` (UTF-8); False without hyperscan.
 
@@ -262,13 +275,14 @@ def _collect_at(i: int, start: int, end: int, flags: int, found: list[int]) -> N
     found += (i, end)
 
 
-def _compile_all(patterns: tuple[str, ...]) -> Any:
-    """A database reporting every match (overlapping too) of each pattern, ignoring case."""
+def _compile_all(patterns: tuple[str, ...], once: bool = False) -> Any:
+    """A database of ``patterns``, ignoring case: every match (``once``: the first of each)."""
     if hyperscan is None or not patterns:
         return None
+    flag = hyperscan.HS_FLAG_CASELESS | (hyperscan.HS_FLAG_SINGLEMATCH if once else 0)
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=[p.encode() for p in patterns], ids=list(range(len(patterns))),
-               elements=len(patterns), flags=[hyperscan.HS_FLAG_CASELESS] * len(patterns))
+               elements=len(patterns), flags=[flag] * len(patterns))
     return db
 
 

@@ -194,12 +194,15 @@ _ASSIGN_STARTS_AT = tuple((re.escape(w) + r"[\\\"'`* \t:=]", len(w) + 1)
 """Hyperscan patterns, each with its length, such that an ``_ASSIGN`` match starts only where
 one of them matches: each spelling of its keyword, then the first character of a quote or a
 separator. Code holds many keywords followed by neither (``keys``, ``tokenize``)."""
+_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "cred")
+"""Every secret-like name (``_secret_name``) holds one of these, in any case."""
 _HINTS = HintSearch(
     {h for r in (*PEM, *PREFIXED, *_HEADER_RULES, _ASSIGN) for h in r.hints}
     | {h for c in CONTEXTS for h in c.hints} | set(NEAR_HINTS) | {"://", "@"},
     _RUN_HINTS,
     tuple((0, p, n) for p, n in _ASSIGN_STARTS_AT) + tuple((1, p, n) for p, n in NEAR_STARTS_AT),
     with_gates=set(_ASSIGN.hints) | set(NEAR_HINTS),  # only the keyword rules use them
+    names=_NAME_WORDS,
 )
 _MIN_TEXT = 6
 """Shorter texts cannot hold a secret any rule recognises."""
@@ -314,10 +317,7 @@ def quiet_json(objs: Any) -> bool:
         return False
     # An escape (a newline, a quote) would split a string's hint in the dump: the caller
     # walks those. Undoing them costs more (a ``bytes.replace`` pass per escape) than the walk.
-    if b"\\" in data:
-        return False
-    low = data.lower()
-    return not any(w in low for w in _NAME_WORDS_UTF8) and _HINTS.none_in(data)
+    return b"\\" not in data and not _HINTS.holds_name(data) and _HINTS.none_in(data)
 
 
 def _scan(text: str) -> list[SecretHit]:
@@ -472,10 +472,6 @@ def any_secret_name(names: tuple[str, ...]) -> bool:
     """True when one of ``names`` is secret-like: its string value is checked as an assignment."""
     return any(_secret_name(n) for n in names)
 
-
-_NAME_WORDS = ("pass", "pwd", "secret", "token", "key", "cred")
-"""Every secret-like name (``_secret_name``) holds one of these, in any case."""
-_NAME_WORDS_UTF8 = tuple(w.encode() for w in _NAME_WORDS)
 
 
 def redact_value(obj: Any, counts: Counter[str] | None = None, _name: str = "") -> Any:
