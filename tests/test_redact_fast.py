@@ -333,3 +333,20 @@ def test_rules_read_an_ascii_lowered_text_as_the_lowered_text() -> None:
     got = hints.lowered(text, text.encode("utf-8", "surrogatepass"))
     assert got == "caf\u00c9 password: \u00c4bc \ud83d token"
     assert hints.lowered(text, None) == text.lower()
+
+
+_TOK = "Zq8vL2mWx4pR7tYu9aBcD3eF"
+
+
+@pytest.mark.parametrize(("text", "found"), [
+    (f"the api token {_TOK}", True),
+    ("the api token " + "aB3" * 200 + f" {_TOK}", False),  # a run too long to be a token
+    ("the api token " + "aB3" * 170 + f" {_TOK}", False),  # a 510-character token: no secret
+    ("the token" + " " * 40 + _TOK, True),  # the last place a token may start
+    ("the token" + " " * 41 + _TOK, False),
+    ("the token " + "a" * 5 + "-" + _TOK, True),
+])
+def test_a_token_near_a_secret_word_is_read_whole(text: str, found: bool) -> None:
+    """The near-word rule searches only the window where a token may start, then reads the
+    token it found to its end: the same verdict as a search of the whole line."""
+    assert ("secret-near-word" in redact(text)) is found, text

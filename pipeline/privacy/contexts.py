@@ -219,8 +219,13 @@ def near_word_hits(text: str, low: str, not_secret: frozenset[str],
         nl = text.find("\n", end, stop)
         stop = nl if nl >= 0 else stop
         # The loop below stops at once unless a token starts close enough: most words have
-        # none, so this is tested before the word's name is looked at.
-        first = _TOKEN.search(text, end, stop)
+        # none, so this is tested before the word's name is looked at. A token that counts
+        # starts within the window, so its first 16 characters end before ``cut``: the
+        # search stops there, and the token found is read whole (None: a run too long).
+        cut = min(stop, end + _WINDOW + 16)
+        first = _TOKEN.search(text, end, cut)
+        if first is not None and first.end() == cut:
+            first = _TOKEN.match(text, first.start(), stop)
         if (first is None or first.start() - end > _WINDOW
                 or not _BETWEEN.fullmatch(text, end, first.start())):
             continue

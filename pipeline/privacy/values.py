@@ -108,20 +108,21 @@ def strong(value: str) -> bool:
 
 def named(value: str, min_len: int = 8) -> bool:
     """A literal under a secret-like name: it must look generated, not written by hand."""
-    if len(value) < min_len or "\\" in value or is_placeholder(value):
+    # Every test must pass: the cheap ones that reject most values (code, words) go first.
+    if len(value) < min_len or "\\" in value or _CODEY.search(value) or wordy(value):
         return False
-    if _CODEY.search(value) or wordy(value) or _classes(value) < 2:
+    if _classes(value) < 2 or is_placeholder(value):
         return False
     return entropy(value) >= (3.0 if len(value) < 16 else 3.3)
 
 
 def weak(value: str) -> bool:
     """A long random value near a loose name or a secret word; never a digest, UUID or path."""
-    if not looks_random(value) or is_placeholder(value) or wordy(value):
+    # Every test must pass: the cheap ones that reject most values (code, words) go first.
+    if _CODEY.search(value) or wordy(value) or not looks_random(value) or is_placeholder(value):
         return False
-    if _HEX_DIGEST.fullmatch(value) or _UUID.search(value) or _ETH_ADDRESS.fullmatch(value):
-        return False
-    return not _CODEY.search(value)
+    return not (_HEX_DIGEST.fullmatch(value) or _UUID.search(value)
+                or _ETH_ADDRESS.fullmatch(value))
 
 
 CHECKS = {"strong": strong, "named": named, "weak": weak}
