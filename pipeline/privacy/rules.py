@@ -86,8 +86,9 @@ PREFIXED: list[Rule] = [
        r"[A-Za-z0-9/_\-]{20,}", ["hooks.slack.com"]),
     rule("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/"
        r"\d+/[A-Za-z0-9_\-]{20,}", ["/api/webhooks/"]),
-    rule("discord-bot-token", _B + r"[MNO][A-Za-z\d_\-]{23,27}\.[A-Za-z\d_\-]{6}\.[A-Za-z\d_\-]"
-         r"{27,40}" + _E, ["."], gate=r"\.[A-Za-z\d_\-]{6}\."),  # "." is in most texts
+    # ASCII only (base64url), not ``\d``: hyperscan then looks for it with fixed counts
+    rule("discord-bot-token", _B + r"[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]"
+         r"{27,40}" + _E, ["."], gate=r"\.[A-Za-z0-9_\-]{6}\."),  # "." is in most texts
     rule("telegram-bot-token", r"(?<![\w:])\d{8,10}:AA[0-9A-Za-z_\-]{33}" + _E, [":aa"]),
     rule("stripe-secret-key", _B + r"sk_(?:live|test)_[0-9A-Za-z]{12,}" + _E, ["sk_live_",
                                                                           "sk_test_"]),
