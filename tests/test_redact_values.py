@@ -125,3 +125,19 @@ def test_a_value_under_a_secret_like_key_goes_when_the_rest_is_quiet() -> None:
         assert out[0]["command"] == "ls -la" and out[1] == "Listing the files."
         single = SessionSecrets().redact_value({name: value})
         assert value not in repr(single), name
+
+
+GHP = "ghp_" + "a1B2c3D4e5F6g7H8i9J0" * 2
+PASSWORD = "P@ssw0rd!2024xyz"
+
+
+def test_a_password_next_to_a_token_under_a_secret_like_key_goes_with_it() -> None:
+    """A shape found inside the value no longer keeps the rest: what is left is checked too."""
+    value = f"{GHP} {PASSWORD}"
+    assert PASSWORD not in repr(redact.redact_value({"DB_PASSWORD": value}))
+    memory = SessionSecrets()
+    assert PASSWORD not in repr(memory.redact_value({"DB_PASSWORD": value}))
+    assert PASSWORD not in memory.redact(f"login with {PASSWORD} now")  # learned, whole
+    # What is left beside the shape is no secret: it stays readable.
+    assert redact.redact_value({"token": f"Bearer {GHP}"}) == {
+        "token": "Bearer [REDACTED:github-token]"}

@@ -23,12 +23,11 @@ from .redact import (
     _resolve,
     _secret_name,
     any_secret_name,
-    assignment_kind,
     placeholder,
     quiet,
     quiet_json,
     replace_hits,
-    scan,
+    whole_value_kind,
 )
 from .redact import (
     _scan as _scan_text,
@@ -226,8 +225,8 @@ class SessionSecrets:
                counts: Counter[str] | None, named: bool) -> Any:
         if (named and type(value) is str and type(key) is str and "\n" not in value
                 and _secret_name(key)):
-            kind = assignment_kind(key, value)
-            if kind and not scan(value):
+            kind = whole_value_kind(key, value)
+            if kind:
                 self.learn(value, kind)
                 if counts is not None:
                     counts[kind] += 1

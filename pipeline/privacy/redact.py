@@ -467,6 +467,27 @@ def _secret_name(name: str) -> bool:
     return name_class(name) in ("password", "secret")
 
 
+def whole_value_kind(name: str, value: str) -> str | None:
+    """The kind to replace ``value``, stored under the secret-like ``name``, with whole.
+
+    None when it is no secret by the name's check (``assignment_kind``), or holds several
+    lines, or holds a secret shape and nothing else that passes the check: ``Bearer ghp_...``
+    keeps its ``Bearer``, but a password written next to a token goes with it.
+    """
+    if "\n" in value:
+        return None
+    kind = assignment_kind(name, value)
+    hits = scan(value) if kind else None
+    if not hits:
+        return kind
+    pos, rest = 0, []
+    for h in hits:
+        rest.append(value[pos:h.start])
+        pos = h.end
+    rest.append(value[pos:])
+    return kind if assignment_kind(name, " ".join(rest).strip()) else None
+
+
 @lru_cache(maxsize=4096)  # the same few argument names recur: asked once each
 def any_secret_name(names: tuple[str, ...]) -> bool:
     """True when one of ``names`` is secret-like: its string value is checked as an assignment."""
@@ -489,8 +510,8 @@ def redact_value(obj: Any, counts: Counter[str] | None = None, _name: str = "") 
     """
     if isinstance(obj, str):
         if _name and _secret_name(_name):
-            kind = assignment_kind(_name, obj)
-            if kind and "\n" not in obj and not scan(obj):
+            kind = whole_value_kind(_name, obj)
+            if kind:
                 if counts is not None:
                     counts[kind] += 1
                 return placeholder(kind)
