@@ -214,14 +214,7 @@ class HintSearch:
 
     def holds_name(self, data: bytes) -> bool:
         """True when ``data`` (UTF-8) holds one of ``names`` in any case; True without hyperscan."""
-        if self.names_db is None:
-            return True
-        scratch = getattr(self._local, "names_scratch", None)
-        if scratch is None:
-            scratch = self._local.names_scratch = hyperscan.Scratch(self.names_db)
-        found: list[int] = []
-        self.names_db.scan(data, _collect, 0, found, scratch)
-        return bool(found)
+        return self.names_db is None or self._matches(self.names_db, "names_scratch", data)
 
     def none_in(self, data: bytes) -> bool:
         """True when hyperscan finds no hint in ``data`` (UTF-8); False without hyperscan.
@@ -229,14 +222,17 @@ class HintSearch:
         For text the caller holds encoded already (``redact.quiet_json``): the answer is
         ``find``'s on the decoded text, its fold marker counting as a hint.
         """
-        if self.db is None:
-            return False
-        scratch = getattr(self._local, "scratch", None)
+        return self.db is not None and not self._matches(self.db, "scratch", data)
+
+    def _matches(self, db: Any, scratch_name: str, data: bytes) -> bool:
+        """True when a pattern of ``db`` matches in ``data``, with this thread's scratch."""
+        scratch = getattr(self._local, scratch_name, None)
         if scratch is None:
-            scratch = self._local.scratch = hyperscan.Scratch(self.db)
+            scratch = hyperscan.Scratch(db)
+            setattr(self._local, scratch_name, scratch)
         found: list[int] = []
-        self.db.scan(data, _collect, 0, found, scratch)
-        return not found
+        db.scan(data, _collect, 0, found, scratch)
+        return bool(found)
 
     def search(self, low: str) -> frozenset[str]:
         """The pure-Python engine: the hints in ``low`` (a lowered text)."""
