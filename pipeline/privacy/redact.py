@@ -268,7 +268,9 @@ def _make_plan(present: frozenset[str]) -> _Plan:
     contexts = tuple(CONTEXTS[i] for i in _chosen(present, _CONTEXT_USERS))
     assign = "~assign" in present and not present.isdisjoint(_ASSIGN.hints)
     near = "~near" in present and not present.isdisjoint(NEAR_HINTS)
-    low = (assign or near or bool(headers) or any(c.fold for c in contexts)
+    # The assignment rule reads the text with its case-blind twin when no other rule needs
+    # the lowered text: trying it at a few starts costs less than lowering a file view.
+    low = (near or bool(headers) or any(c.fold for c in contexts)
            or any(r.folded is not None for r in prefixed))
     words = tuple(w for w in _WORDS if w in present) if assign or near else ()
     pem = tuple(PEM[i] for i in _chosen(present, _PEM_USERS))
@@ -375,18 +377,19 @@ def _scan(text: str) -> list[SecretHit]:
     starts: list[list[int]] | None = None
     if gated and plan.words:
         starts = _HINTS.starts(text, data)
-        if starts is None:
-            occ = {w: occurrences(low, (w,)) for w in plan.words}
-            starts = [sorted({i for v in occ.values() for i in v}), near_starts(low, occ)]
+        if starts is None:  # the pure-Python engine ran: it lowered the text
+            base = low if low is not text else text.lower()
+            occ = {w: occurrences(base, (w,)) for w in plan.words}
+            starts = [sorted({i for v in occ.values() for i in v}), near_starts(base, occ)]
     if plan.assign:
         # Tried at each keyword (every position when ungated), left to right. A match whose
         # value is no secret does not hide the keywords inside it: ``secret: "example ...
         # DB_PASSWORD=v ..."`` is rejected as a whole, and ``DB_PASSWORD`` is tried next.
-        if len(low) == len(text):
+        if low is not text and len(low) == len(text):
             subject, pattern = low, _ASSIGN.pattern
-        else:  # lowering changed the length: the case-blind twin reads the text itself
+        else:  # not lowered, or lowering changed the length: the twin reads the text itself
             subject, pattern = text, _ASSIGN.folded or _ASSIGN.pattern
-        at = starts[0] if starts is not None and subject is low else None
+        at = starts[0] if starts is not None and len(low) == len(text) else None
         pos = 0
         while True:
             am = (pattern.search(subject, pos) if at is None
