@@ -497,7 +497,6 @@ def any_secret_name(names: tuple[str, ...]) -> bool:
     return any(_secret_name(n) for n in names)
 
 
-
 def redact_value(obj: Any, counts: Counter[str] | None = None, _name: str = "") -> Any:
     """Redact every string inside a JSON-like structure, keeping its shape.
 
