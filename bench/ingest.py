@@ -29,16 +29,19 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import statistics
 import subprocess
 import sys
 import time
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "_corpus"
+BUILD = HERE / "_build"
 SHARED = HERE.parent.parent / "shared" / "trajectories"
 FORMAT_DIRS = ("claude-code", "codex-cli", "gemini-cli", "antigravity", "swe-agent",
                "mini-swe-agent", "openhands", "interchange")
@@ -87,18 +90,9 @@ def build(size_mb: int) -> list[Path]:
 
 def _no_redaction() -> type:
     """Stub redaction out of the step builders; return the stand-in session memory."""
+    from _no_redaction import NoSecrets
+
     from pipeline.formats import common
-    from pipeline.privacy import SessionSecrets
-
-    class NoSecrets(SessionSecrets):
-        def redact(self, text: str, counts: object = None) -> str:  # type: ignore[override]
-            return text
-
-        def redact_value(self, obj: object, counts: object = None) -> object:  # type: ignore[override]
-            return obj
-
-        def redact_values(self, objs: list, counts: object = None) -> list:  # type: ignore[override]
-            return list(objs)
 
     common.redact = lambda s, counts=None: s  # type: ignore[assignment]
     return NoSecrets
@@ -133,6 +127,8 @@ def _measure_pairs(dirs: list[Path], pairs: int) -> dict[str, float]:
 
 
 def _measure_parse(dirs: list[Path], variant: str = "") -> dict[str, float]:
+    from _no_redaction import compiled
+
     from pipeline.formats.base import ParseContext
     from pipeline.formats.discover import available_adapters, discover, parse_source
 
@@ -151,6 +147,7 @@ def _measure_parse(dirs: list[Path], variant: str = "") -> dict[str, float]:
     secs, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {"seconds": secs, "cpu": cpu, "bytes": size, "sessions": sessions, "steps": steps,
             "adapters": len(available_adapters()), "skipped": len(issues),
+            "compiled": float(compiled()),
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -217,10 +214,36 @@ def _measure_orjson(dirs: list[Path]) -> dict[str, float]:
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
+_SITE: Path | None = None
+"""With ``--compiled``: the unpacked compiled wheel each measuring process imports from."""
+
+
 def _run(mode: str, dirs: list[Path]) -> dict[str, float]:
+    env = dict(os.environ)
+    if _SITE is not None:
+        env["PYTHONPATH"] = str(_SITE)
     out = subprocess.run([sys.executable, __file__, "--measure", mode, *map(str, dirs)],
-                         check=True, capture_output=True, text=True)
+                         check=True, capture_output=True, text=True, env=env)
     return json.loads(out.stdout)
+
+
+def build_compiled() -> Path:
+    """Build the wheel with the redaction modules compiled (``setup.py``) and unpack it."""
+    shutil.rmtree(BUILD, ignore_errors=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(BUILD / "wheel"), str(HERE.parent)],
+        capture_output=True, text=True, env={**os.environ, "ORF_USE_MYPYC": "1"})
+    wheels = list((BUILD / "wheel").glob("*.whl"))
+    if done.returncode or not wheels:
+        sys.exit(f"could not build the wheel:\n{done.stderr}")
+    with zipfile.ZipFile(wheels[0]) as zf:
+        if not any(n.startswith("pipeline/privacy/") and n.endswith(".so")
+                   for n in zf.namelist()):
+            sys.exit(f"the wheel holds no compiled module (needs mypy and a C compiler):\n"
+                     f"{done.stderr}")
+        zf.extractall(BUILD / "site")
+    return BUILD / "site"
 
 
 def _times(runs: list[dict[str, float]]) -> str:
@@ -237,6 +260,9 @@ def main() -> None:
                     help="redact with the pure-Python hint search (as without the fast extra)")
     ap.add_argument("--pairs", type=int, default=15,
                     help="redacted/unredacted pass pairs in one process over one copy")
+    ap.add_argument("--compiled", action="store_true",
+                    help="measure the build with the redaction modules compiled by mypyc (as "
+                         "a wheel installs them), built under bench/_build")
     ap.add_argument("--measure", nargs="+", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.measure:
@@ -252,6 +278,11 @@ def main() -> None:
         return
     if not SHARED.is_dir():
         sys.exit(f"{SHARED} not found: the benchmark replicates the real samples")
+    global _SITE
+    if args.compiled:
+        t0 = time.perf_counter()
+        _SITE = build_compiled()
+        print(f"compiled build under {_SITE} ({time.perf_counter() - t0:.1f}s to build)")
     t0 = time.perf_counter()
     copies = build(args.size_mb)
     print(f"corpus: {len(copies)} copies of the samples under {CORPUS} "
@@ -289,6 +320,8 @@ def main() -> None:
           f"{pool_mbps / base_mbps:.2f} with {int(pool['jobs'])} workers (target >= 0.30)")
     cpu, plain_cpu = min(r["cpu"] for r in parses), min(r["cpu"] for r in plains)
     engine = "pure-Python hint search" if args.slow else "hint search as installed"
+    engine += (", modules compiled by mypyc" if parse["compiled"]
+               else ", modules not compiled: see --compiled")
     print(f"redaction ({engine}): parse {parse['seconds']:.2f}s with it, "
           f"{plain['seconds']:.2f}s without = {parse['seconds'] / plain['seconds']:.2f}x; "
           f"CPU {cpu:.2f}s / {plain_cpu:.2f}s = {cpu / plain_cpu:.2f}x (target <= 1.33x)")

@@ -23,26 +23,15 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from _no_redaction import NoSecrets
+
 from pipeline.formats import common
 from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
-from pipeline.privacy import SessionSecrets, scan
+from pipeline.privacy import scan
 
 ROOT = Path(__file__).resolve().parent.parent.parent / "shared" / "trajectories"
 _PLACEHOLDER = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
-
-
-class _NoSecrets(SessionSecrets):
-    """Redaction stubbed out: what parsing costs without it."""
-
-    def redact(self, text: str, counts: Counter[str] | None = None) -> str:
-        return text
-
-    def redact_value(self, obj: Any, depth: int = 0) -> Any:
-        return obj
-
-    def redact_values(self, objs: list[Any], counts: Any = None) -> list[Any]:
-        return list(objs)
 
 
 def _raw_scan(files: list[Path], root: Path, examples: int, context: int) -> None:
@@ -88,7 +77,7 @@ def _parse(paths: list[Path], stub: bool) -> tuple[float, Counter[str], int]:
         for src in discover(paths, issues=issues):
             ctx = ParseContext()
             if stub:
-                ctx.secrets = _NoSecrets()
+                ctx.secrets = NoSecrets()  # type: ignore[assignment]
             for traj in parse_source(src, ctx):
                 stack = [traj]
                 while stack:

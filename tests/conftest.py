@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -60,3 +68,47 @@ def orf_reference() -> Path:
     if not ORF_REFERENCE.is_dir():
         pytest.skip("../shared/orf-reference not present")
     return ORF_REFERENCE
+
+
+@dataclass(frozen=True)
+class BuiltWheel:
+    """The project's wheel, built once per test run (``built_wheel``)."""
+
+    path: Path
+    compiled: list[str]
+    """The redaction modules compiled into it (``setup.py``): none when ``not_compiled``."""
+    not_compiled: str | None
+    """Why this machine cannot compile them (no mypyc, no C compiler, no Python.h), or None."""
+    log: str
+
+
+def _cannot_compile() -> str | None:
+    """Why a C extension cannot be built here, or None."""
+    if importlib.util.find_spec("mypyc") is None:
+        return "mypy (mypyc) is not installed"
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        return "no C compiler"
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file():
+        return "no Python headers (Python.h)"
+    return None
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> BuiltWheel:
+    """``pip wheel`` of the repository, offline, with the redaction modules compiled when the
+    machine can (a compile takes most of a minute: the packaging tests share this one)."""
+    if importlib.util.find_spec("setuptools") is None:
+        pytest.skip("needs setuptools")
+    out = tmp_path_factory.mktemp("wheel")
+    why = _cannot_compile()
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(out), str(REPO)],
+        capture_output=True, text=True, cwd=out,
+        env={**os.environ, "ORF_USE_MYPYC": "0" if why else "1"})
+    assert done.returncode == 0, done.stderr
+    (wheel,) = out.glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        compiled = [n for n in zf.namelist()
+                    if n.startswith("pipeline/privacy/") and n.endswith(".so")]
+    return BuiltWheel(wheel, compiled, why, done.stderr)

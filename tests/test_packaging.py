@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, BuiltWheel
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("setuptools") is None, reason="needs setuptools")
-def test_wheel_ships_prompts_and_finds_them(tmp_path: Path) -> None:
-    out = tmp_path / "wheel"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
-         "-w", str(out), str(REPO)],
-        check=True, capture_output=True, cwd=tmp_path,
-    )
-    (wheel,) = out.glob("*.whl")
+def test_wheel_ships_prompts_and_finds_them(tmp_path: Path, built_wheel: BuiltWheel) -> None:
+    wheel = built_wheel.path
     names = zipfile.ZipFile(wheel).namelist()
     prompts = sorted(p.name for p in (REPO / "prompts").iterdir() if p.suffix in {".md", ".json"})
     for name in prompts:

@@ -1,0 +1,60 @@
+"""Compile the redaction modules with mypyc when a wheel is built; everything else is pyproject.
+
+Redaction runs on every string of every step, and its Python-level work (the walk over a
+step's strings, the rule loop, the session memory) costs about a fifth less compiled:
+``bench/ingest.py`` prints which build it measured. The ``.py`` files ship either way, so the
+package works unchanged where compiling is not possible.
+
+``ORF_USE_MYPYC``: ``1`` compiles, ``0`` does not; unset, a wheel is compiled and an editable
+install is not (there the compiled modules would shadow the sources being edited). A build
+that cannot compile (no mypy, no C compiler, mypyc refusing the code) says so and goes on
+with the pure-Python modules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from setuptools import setup
+
+COMPILED = [
+    "pipeline/privacy/anchors.py",
+    "pipeline/privacy/contexts.py",
+    "pipeline/privacy/hints.py",
+    "pipeline/privacy/memory.py",
+    "pipeline/privacy/redact.py",
+    "pipeline/privacy/rules.py",
+    "pipeline/privacy/values.py",
+]
+
+
+def _wanted() -> bool:
+    flag = os.environ.get("ORF_USE_MYPYC", "")
+    if flag in ("0", "1"):
+        return flag == "1"
+    return not any(arg.startswith(("editable", "develop")) for arg in sys.argv[1:])
+
+
+def _extensions() -> list[Any]:
+    if not _wanted():
+        return []
+    try:
+        from mypyc.build import mypycify
+    except ImportError:
+        print("orf: mypy is not installed; the redaction modules stay pure Python",
+              file=sys.stderr)
+        return []
+    try:
+        extensions = mypycify(COMPILED, opt_level="3", debug_level="0")
+    except (Exception, SystemExit) as exc:  # mypyc exits on a type error it cannot compile
+        print(f"orf: mypyc could not compile the redaction modules ({exc}); they stay pure "
+              "Python", file=sys.stderr)
+        return []
+    for ext in extensions:
+        ext.optional = True  # no C compiler: a warning, and the pure-Python modules
+    return extensions
+
+
+setup(ext_modules=_extensions())

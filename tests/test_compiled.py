@@ -1,0 +1,100 @@
+"""The mypyc build of the redaction modules (``setup.py``) redacts exactly as the sources do.
+
+A wheel is built with them compiled and unpacked; the same script then parses the planted
+secret corpus and the real samples, and redacts a set of edge texts, once with the compiled
+modules and once with the sources, each in its own process. Every byte must agree, and the
+compiled run must really have used compiled modules.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+from _secret_corpus import write_corpus
+from conftest import REPO, TRAJECTORIES, BuiltWheel
+
+# Parses every folder given and prints each trajectory as sorted-key JSON, then the session
+# redaction of each line of the texts file: the same lines, whichever build is imported.
+_DUMP = """
+import dataclasses, importlib, sys
+from pathlib import Path
+import orjson
+from pipeline.formats.base import ParseContext
+from pipeline.formats.discover import discover, parse_source
+from pipeline.privacy import SessionSecrets
+memory = importlib.import_module("pipeline.privacy.memory")
+print(memory.__file__)
+for src in discover([Path(p) for p in sys.argv[2:]], issues=[]):
+    for traj in parse_source(src, ParseContext()):
+        print(orjson.dumps(dataclasses.asdict(traj), option=orjson.OPT_SORT_KEYS,
+                           default=str).decode())
+for n, line in enumerate(open(sys.argv[1], encoding="utf-8", errors="surrogateescape")):
+    if n % 20 == 0:  # sessions of 20 texts: what one learns, the next ones lose
+        secrets = SessionSecrets()
+    print(repr(secrets.redact(line)))
+    print(repr(secrets.redact_value({"password": line.strip(), "args": [line]})))
+"""
+
+# Edge pieces around the keyword rules, the non-ASCII characters the hint search treats
+# apart, and secret shapes: joined at random into the texts both builds redact.
+_PIECES = ["password", "pass", "token", "key", "secret", "api_key", "auth", "=", ": ", " is ",
+           " set to ", '"', "'", "`", "\\", "\u2192", "\u00e9", "\u212a", "\u0130", "\ud83d",
+           "\U0001f511", "\n", "machine h login u password ", "://u:", "@host", "Bearer ",
+           "-p ", "--password ", "ghp_", "sk-ant-api03-", "AKIA", "xoxb-", "M", ".", "_-",
+           "Zq8vL2mWx4pR7tYu9aB3", "0123456789abcdef0123456789abcdef", " "]
+
+
+@pytest.fixture(scope="module")
+def compiled_site(built_wheel: BuiltWheel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel with its redaction modules compiled, unpacked: a folder for ``PYTHONPATH``."""
+    if built_wheel.not_compiled:
+        pytest.skip(f"cannot compile here: {built_wheel.not_compiled}")
+    # The build had all it needs: a wheel without the modules is a broken build, not a skip.
+    assert len(built_wheel.compiled) == 7, built_wheel.log
+    site = tmp_path_factory.mktemp("compiled") / "site"
+    with zipfile.ZipFile(built_wheel.path) as zf:
+        zf.extractall(site)
+    return site
+
+
+def _texts(path: Path) -> Path:
+    rng = random.Random(5)
+    lines = ["".join(rng.choice(_PIECES) for _ in range(rng.randint(1, 14))).replace("\n", " ")
+             for _ in range(3000)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8", errors="surrogatepass")
+    return path
+
+
+def _dump(pythonpath: Path, texts: Path, folders: list[Path], cwd: Path) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _DUMP, str(texts), *map(str, folders)],
+        capture_output=True, text=True, cwd=cwd, errors="surrogateescape",
+        env={**os.environ, "PYTHONPATH": str(pythonpath)})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.slow
+def test_compiled_build_redacts_byte_for_byte_as_the_sources(
+    compiled_site: Path, tmp_path: Path
+) -> None:
+    corpus = write_corpus(tmp_path / "logs")
+    folders = [tmp_path / "logs"]
+    if TRAJECTORIES.is_dir():  # the real samples too, when ../shared is there
+        folders += sorted(p for p in TRAJECTORIES.iterdir() if p.is_dir())
+    texts = _texts(tmp_path / "texts.txt")
+    elsewhere = tmp_path / "elsewhere"  # no source tree on the path by the working folder
+    elsewhere.mkdir()
+    compiled = _dump(compiled_site, texts, folders, elsewhere)
+    sources = _dump(REPO, texts, folders, elsewhere)
+    assert compiled[0].startswith(str(compiled_site)) and compiled[0].endswith(".so")
+    assert sources[0] == str(REPO / "pipeline" / "privacy" / "memory.py")
+    assert len(compiled) == len(sources) > 6000
+    assert compiled[1:] == sources[1:]
+    assert not any(corpus.leaks(line) for line in compiled[1:])
