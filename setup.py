@@ -22,6 +22,7 @@ from setuptools import setup
 COMPILED = [
     "pipeline/privacy/anchors.py",
     "pipeline/privacy/contexts.py",
+    "pipeline/privacy/fragments.py",
     "pipeline/privacy/hints.py",
     "pipeline/privacy/memory.py",
     "pipeline/privacy/redact.py",

@@ -6,9 +6,8 @@ any fragment of it of ``FRAGMENT`` or more characters, whatever its context (a b
 in prose, the half that survived a cut). Texts built before the value was learned are passed
 through ``apply`` once the whole session is read.
 
-Fragments are found without scanning every position in Python: a fragment of 12 characters
-always contains one of the value's 6-character blocks at offsets 0, 6, 12..., so each block is
-searched with ``str.find`` (C speed) and every hit is widened while it keeps matching.
+Fragments are found by ``fragments.py``: every block of every known value in one hyperscan
+pass, so a text costs about the same whatever the number of secrets known.
 """
 
 from __future__ import annotations
@@ -17,6 +16,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .fragments import FragmentSearch
 from .redact import (
     _MIN_TEXT,
     SecretHit,
@@ -34,14 +34,10 @@ from .redact import (
 )
 from .values import is_placeholder
 
-FRAGMENT = 12
-"""Shortest run of a known secret that is replaced wherever it appears."""
-_BLOCK = FRAGMENT // 2
 _MIN_EXACT = 8
 """Values shorter than this are not remembered (``pass``, ``1234``: too common elsewhere)."""
 _MAX_VALUE = 1024
 _PEM_LINES = 8
-_TOKEN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+/=.")
 _SEEN_MAX_CHARS = 4_000_000
 """A session's scanned texts are remembered (a task redacted twice, one output read again)
 up to this many characters in all, so a huge session does not keep every text alive."""
@@ -61,6 +57,7 @@ class SessionSecrets:
 
     def __init__(self) -> None:
         self._known: dict[str, str] = {}
+        self._fragments = FragmentSearch()
         # Keyed by length, not by the text: hashing every text of a session cost more than
         # the scans the repeats (about 7% of the characters) spared. Texts of one length are
         # compared with ``==``, which stops at the first differing character.
@@ -78,43 +75,21 @@ class SessionSecrets:
         if "\n" in value or "\\n" in value:
             lines = [ln.strip() for ln in value.replace("\\n", "\n").splitlines()]
             for ln in [x for x in lines if len(x) >= 16 and "-----" not in x][:_PEM_LINES]:
-                self._known.setdefault(ln, kind)
+                self._remember(ln, kind)
             return
         if _MIN_EXACT <= len(value) <= _MAX_VALUE and not is_placeholder(value):
-            self._known.setdefault(value, kind)
+            self._remember(value, kind)
+
+    def _remember(self, value: str, kind: str) -> None:
+        if value not in self._known:
+            self._known[value] = kind
+            self._fragments.add(value, kind)
 
     def spans(self, text: str) -> list[SecretHit]:
         """Where known secrets, or fragments of them, occur in ``text``."""
-        out: list[SecretHit] = []
         if not self._known or not text:
-            return out
-        n = len(text)
-        for value, kind in self._known.items():
-            size = len(value)
-            if size < FRAGMENT:
-                i = text.find(value)
-                while i >= 0:
-                    j = i + size
-                    if (i == 0 or text[i - 1] not in _TOKEN) and (j == n or text[j] not in _TOKEN):
-                        out.append(SecretHit(kind, i, j))
-                    i = text.find(value, j)
-                continue
-            for off in range(0, size - _BLOCK + 1, _BLOCK):
-                block = value[off:off + _BLOCK]
-                i = text.find(block)
-                while i >= 0:
-                    a, s = i, off
-                    while a > 0 and s > 0 and text[a - 1] == value[s - 1]:
-                        a -= 1
-                        s -= 1
-                    b, e = i + _BLOCK, off + _BLOCK
-                    while b < n and e < size and text[b] == value[e]:
-                        b += 1
-                        e += 1
-                    if b - a >= FRAGMENT:
-                        out.append(SecretHit(kind, a, b))
-                    i = text.find(block, max(b, i + 1) if b - a >= FRAGMENT else i + 1)
-        return out
+            return []
+        return [SecretHit(kind, a, b) for kind, a, b in self._fragments.spans(text)]
 
     def redact(self, text: str, counts: Counter[str] | None = None) -> str:
         """Scan ``text``, learn what it holds, and replace it and every known secret."""
