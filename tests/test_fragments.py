@@ -12,7 +12,8 @@ from pipeline.privacy.fragments import FRAGMENT, FragmentSearch, _find
 from pipeline.privacy.memory import SessionSecrets
 
 HAS_FAST = fragments.hyperscan is not None
-_NOISE = [" ", "\n", "x", "=", "\u2192", "\u00e9", "\U0001f511", "token: ", "ab12", "-", "."]
+_NOISE = [" ", "\n", "\x00", "x", "=", "\u2192", "\u00e9", "\U0001f511", "token: ", "ab12", "-",
+          "."]
 
 
 def _values(rng: random.Random) -> list[str]:
@@ -22,6 +23,7 @@ def _values(rng: random.Random) -> list[str]:
     out += [token(rng.randint(8, 11)) for _ in range(10)]  # short: found whole only
     out += [f"p\u00e4ss-{token(10)}-\u03a9\u2192{token(8)}" for _ in range(5)]  # not ASCII
     out += [f"{token(14)}\U0001f511{token(14)}" for _ in range(5)]  # astral
+    out += [f"\x00{token(13)}\x00", f"ab\x00{token(9)}"]  # a NUL (hyperscan's C strings)
     return out
 
 
