@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -101,3 +102,45 @@ def test_compiled_build_redacts_byte_for_byte_as_the_sources(
     assert len(compiled) == len(sources) > 6000
     assert compiled[1:] == sources[1:]
     assert not any(corpus.leaks(line) for line in compiled[1:])
+
+
+@pytest.mark.slow
+def test_a_failed_compile_ships_the_sources_alone(
+    built_wheel: BuiltWheel, tmp_path: Path
+) -> None:
+    """A compiler that fails on the modules' shared library only: a wheel with none of them
+    compiled (the others without it would not import), a line saying so, and it redacts."""
+    if built_wheel.not_compiled:
+        pytest.skip(f"cannot compile here: {built_wheel.not_compiled}")
+    # A copy of the sources: the repository's build/ holds the modules compiled for
+    # ``built_wheel``, up to date, so no compiler would be called there.
+    src = tmp_path / "src"
+    ignore = shutil.ignore_patterns("__pycache__", "*.so")
+    for folder in ("pipeline", "prompts"):
+        shutil.copytree(REPO / folder, src / folder, ignore=ignore)
+    for name in ("pyproject.toml", "setup.py", "README.md"):
+        shutil.copy(REPO / name, src / name)
+    real_cc = shutil.which("cc") or shutil.which("gcc")
+    cc = tmp_path / "cc"
+    cc.write_text('#!/bin/sh\nfor a in "$@"; do case "$a" in *__native*) exit 1;; esac; done\n'
+                  f'exec {real_cc} "$@"\n')
+    cc.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+         "-w", str(tmp_path / "wheel"), str(src)],
+        capture_output=True, text=True, cwd=tmp_path,
+        env={**os.environ, "ORF_USE_MYPYC": "1", "CC": str(cc)})
+    assert done.returncode == 0, done.stderr
+    assert "orf: the redaction modules could not be compiled" in done.stdout + done.stderr
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as zf:
+        assert not [n for n in zf.namelist() if n.endswith(".so")]
+        zf.extractall(tmp_path / "site")
+    code = ("import importlib; from pipeline.privacy import redact;"
+            "print(importlib.import_module('pipeline.privacy.memory').__file__);"
+            "print(redact('password = \"Zq8vL2mWx4pR7tYu\"'))")
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(tmp_path / "site")})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [str(tmp_path / "site/pipeline/privacy/memory.py"),
+                                       'password = "[REDACTED:password]"']
