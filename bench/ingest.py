@@ -21,8 +21,11 @@ ratio. The median CPU ratio of the back-to-back parse/unredacted pairs is printe
 Parse times are also given in CPU seconds of the measuring process, which other work
 on the machine disturbs less.
 
+``--compiled`` measures the redaction modules compiled by mypyc, as a wheel installs them
+(``setup.py``): it builds that wheel under bench/_build and each measuring process imports it.
+
 Usage:
-    python bench/ingest.py [--size-mb 500] [--runs 3] [--pairs 15] [--keep] [--slow]
+    python bench/ingest.py [--size-mb 500] [--runs 3] [--pairs 15] [--keep] [--slow] [--compiled]
 """
 
 from __future__ import annotations
