@@ -84,20 +84,20 @@ class FragmentSearch:
 
     def _scan(self, text: str, out: list[Span]) -> None:
         found: list[int] = []
-        self._db.scan(_utf8(text), _collect, 0, found, self._scratch)
+        data = _utf8(text)
+        self._db.scan(data, _collect, 0, found, self._scratch)
         if not found:  # most texts
             return
-        hits = [(self._rows[found[k]], found[k + 1]) for k in range(0, len(found), 2)]
-        starts = [end - row[3] for row, end in hits]
+        pairs = range(0, len(found), 2)  # (pattern, end of its match)
+        rows = [self._rows[found[k]] for k in pairs]
+        starts = [found[k + 1] - self._rows[found[k]][3] for k in pairs]
         if not text.isascii():  # byte offsets to character offsets
-            starts = _char_offsets(_utf8(text), starts)
+            starts = _char_offsets(data, starts)
         seen: set[Span] = set()
-        n = len(text)
-        for ((value, off, kind, _), _end), i in zip(hits, starts, strict=True):
+        for (value, off, kind, _), i in zip(rows, starts, strict=True):
             if off < 0:
-                j = i + len(value)
-                if (i == 0 or text[i - 1] not in _TOKEN) and (j == n or text[j] not in _TOKEN):
-                    seen.add((kind, i, j))
+                if _whole(text, i, i + len(value)):
+                    seen.add((kind, i, i + len(value)))
                 continue
             a, b = _widen(text, i, value, off)
             if b - a >= FRAGMENT:
@@ -107,12 +107,12 @@ class FragmentSearch:
 
 def _find(text: str, value: str, kind: str, out: list[Span]) -> None:
     """Every occurrence of ``value`` or of a fragment of it, block by block with ``str.find``."""
-    size, n = len(value), len(text)
+    size = len(value)
     if size < FRAGMENT:
         i = text.find(value)
         while i >= 0:
             j = i + size
-            if (i == 0 or text[i - 1] not in _TOKEN) and (j == n or text[j] not in _TOKEN):
+            if _whole(text, i, j):
                 out.append((kind, i, j))
             i = text.find(value, j)
         return
@@ -124,6 +124,11 @@ def _find(text: str, value: str, kind: str, out: list[Span]) -> None:
             if b - a >= FRAGMENT:
                 out.append((kind, a, b))
             i = text.find(block, max(b, i + 1) if b - a >= FRAGMENT else i + 1)
+
+
+def _whole(text: str, i: int, j: int) -> bool:
+    """True when ``text[i:j]`` is a whole token: no token character touches either end."""
+    return (i == 0 or text[i - 1] not in _TOKEN) and (j == len(text) or text[j] not in _TOKEN)
 
 
 def _widen(text: str, i: int, value: str, off: int) -> tuple[int, int]:
