@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -90,6 +90,13 @@ class Settings(BaseModel):
     """Token budget of the drafting prompt per session."""
     max_drafts_per_session: int = 3
     """At most this many drafts per session."""
+    reader: Literal["episodes", "lessons"] = Field(
+        default_factory=lambda: "lessons" if os.environ.get("ORF_READER") == "lessons"
+        else "episodes")
+    """What a model backend reads: every session's episodes (failures and corrections, in a
+    digest; the verifier keeps what the log proves), or only the lessons the rules found."""
+    digest_tokens: int = 4000
+    """Token budget of one digest chunk (a long session is cut into at most two)."""
     call_timeout_s: float = 120.0
     """Per-call timeout for online Gemini calls."""
     max_attempts: int = 5

@@ -136,11 +136,13 @@ def _stages(request: MineRequest, paths: list[Path], store: StoreLike, ledger: L
     sources = find_sources(paths, ledger, since=since_epoch(request.since), fmt=request.format,
                            dry_run=dry_run)
     emit(SourcesFound(sources.seen, len(sources.todo), sources.unchanged))
+    # A model reads every session with an episode; the heuristic only the rules' lessons.
+    episodes = backend.name != "heuristic" and settings.reader == "episodes"
     scans = scan_all([s.session_source() for s in sources.todo],
-                     ScanOptions.from_settings(settings), settings.jobs, emit) \
-        if sources.todo else []
+                     ScanOptions.from_settings(settings, episodes=episodes), settings.jobs,
+                     emit) if sources.todo else []
     selection = select_sessions(scans, ledger, min_wasted=settings.min_wasted_steps,
-                                max_sessions=settings.max_sessions_per_run)
+                                max_sessions=settings.max_sessions_per_run, episodes=episodes)
     emit(FindingsFound(selection.findings, selection.wasted_steps))
     pause_point("scanned")
 

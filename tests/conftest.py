@@ -44,7 +44,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                 request: pytest.FixtureRequest) -> None:
     """No real keys, no user store: every test starts offline in its own folder."""
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI",
                  "GOOGLE_GEMINI_BASE_URL", "ORF_STORE", "ORF_LEDGER", "ORF_BACKEND",
@@ -52,6 +53,12 @@ def isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
                  "ORF_OPENAI_API_KEY", "ORF_OPENAI_API_KEY_ENV"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("ORF_HOME", str(tmp_path / "orf-home"))
+    # The tests written for the lessons reader keep testing it; the episodes reader (the
+    # default) is tested where a test asks for it (``episodes_reader``).
+    if request.node.get_closest_marker("episodes") is None:
+        monkeypatch.setenv("ORF_READER", "lessons")
+    else:
+        monkeypatch.delenv("ORF_READER", raising=False)
 
 
 @pytest.fixture

@@ -39,7 +39,8 @@ def _cmd(logs: Path, root: Path, *extra: str) -> list[str]:
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORF_", "GEMINI", "GOOGLE"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORF_", "GEMINI", "GOOGLE"))
+           or k == "ORF_READER"}
     env.update(extra)
     return env
 

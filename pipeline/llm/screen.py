@@ -28,6 +28,9 @@ _OVERRIDES: list[tuple[str, re.Pattern[str]]] = [
          r"constraints|safety)"),
         ("instruction override", r"\b(?:you are now|from now on,? you|new instructions?:|"
          r"system prompt:|act as (?:an? )?(?:unrestricted|jailbroken)|developer mode)"),
+        ("injected instruction", r"</?\s*(?:system|assistant|tool_output|tool_result|"
+         r"function_results|instructions?)\s*>|\bnew (?:policy|instructions?)\s*:|"
+         r"\byou must now\b|<!--|[\u200b-\u200f\u2060\ufeff]"),
         ("disables checks", r"--no-verify\b|\bcore\.hooksPath\s*=?\s*/dev/null"),
         ("disables checks", r"\b(?:disable|skip|remove|delete|comment out|turn off|bypass)\s+"
          r"(?:all\s+|the\s+|any\s+)?(?:failing\s+)?(?:tests?|test suite|checks?|linters?|"

@@ -13,19 +13,31 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 from ..config import Settings
+from ..lessons.verify import Proposal
 from ..llm.backend import Backend, LLMReply, LLMRequest, Progress
 from ..model import Draft, Finding, Trajectory, Verdict
 from ..run_events import Progress as Counter
 from .draft import draft_request, lesson_findings, parse_draft_reply
 from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
+from .learn import (
+    REJECTED,
+    checked,
+    digest_of,
+    learn_request,
+    parse_learn_reply,
+    send_back_text,
+)
 from .results import DraftResult, SessionResult
 from .view import StoreContext
 
 __all__ = ["SessionProgress", "SessionResult", "model_drafts", "model_judge", "model_sessions",
            "offline_sessions"]
+
+_S = TypeVar("_S", bound="_Session | _LearnSession")
 
 SessionProgress = Progress
 """Receives the counters of a run (``Progress`` per session, ``BatchPolled`` per job poll)."""
@@ -95,6 +107,101 @@ class _Session:
         return SessionResult(self.traj, self.findings, verdict, drafts, self.failures)
 
 
+class _LearnSession:
+    """A model reads the session's episodes: one request per digest chunk, one send-back.
+
+    The log's own deciding signal wins over the model's verdict; proposals the verifier
+    rejects are sent back once with the reasons (one request for every chunk's rejections),
+    then dropped with them (``rejected: rule: reason`` notes).
+    """
+
+    def __init__(self, traj: Trajectory, findings: list[Finding], backend: Backend,
+                 store: StoreContext, settings: Settings) -> None:
+        self.traj, self.findings, self.backend, self.store = traj, findings, backend, store
+        self.settings = settings
+        self.episodes, self.digest = digest_of(traj, findings, settings.digest_tokens)
+        self.log_verdict = verdict_from_log(traj)
+        self.verdict: Verdict | None = self.log_verdict
+        self.accepted: list[Draft] = []
+        self.failures: list[str] = []
+        self.rejected: list[tuple[Proposal, list[tuple[str, str]]]] = []
+        self.problems: list[str] = []
+        self.pending: list[LLMRequest] = [
+            learn_request(traj, chunk.text, n, backend, store,
+                          settings.max_drafts_per_session)
+            for n, chunk in enumerate(self.digest.chunks)]
+        self.outstanding = len(self.pending)
+        self.sent_back = False
+        self.texts = [c.text for c in self.digest.chunks]
+
+    def take(self) -> list[LLMRequest]:
+        out, self.pending = self.pending, []
+        return out
+
+    def feed(self, request: LLMRequest, reply: LLMReply) -> None:
+        self.outstanding -= 1
+        parsed = parse_learn_reply(reply, self.episodes, self.backend,
+                                   self.settings.judge_min_confidence)
+        if parsed.error is not None:
+            self.failures.append(f"attempt {request.attempt}: {parsed.error}")
+            if request.attempt == 1 and not self.sent_back:
+                self.sent_back = True
+                self.pending.append(learn_request(
+                    self.traj, self.texts[0], 0, self.backend, self.store,
+                    self.settings.max_drafts_per_session,
+                    send_back=f"- your reply could not be used: {parsed.error}"))
+                self.outstanding += 1
+            elif request.attempt > 1:
+                self.failures.append(f"undrafted: {parsed.error}")
+            return
+        if self.log_verdict is None and parsed.verdict is not None and (
+                self.verdict is None or self.verdict.outcome == "unknown"):
+            self.verdict = parsed.verdict
+        accepted, rejected = checked(parsed.proposals, self.episodes)
+        self.accepted.extend(p.draft for p in accepted)
+        if request.attempt == 1:
+            self.rejected.extend(rejected)
+            self.problems.extend(parsed.problems)
+        else:
+            self._drop(rejected, parsed.problems)
+        if self.outstanding == 0 and request.attempt == 1 and (self.rejected or self.problems):
+            if self.sent_back:
+                self._drop(self.rejected, self.problems)
+                return
+            self.sent_back = True
+            self.pending.append(learn_request(
+                self.traj, self.texts[0] if len(self.texts) == 1 else "\n\n".join(self.texts),
+                0, self.backend, self.store, self.settings.max_drafts_per_session,
+                send_back=send_back_text(self.rejected, self.problems)))
+            self.outstanding += 1
+            self.rejected, self.problems = [], []
+
+    def _drop(self, rejected: list[tuple[Proposal, list[tuple[str, str]]]],
+              problems: list[str]) -> None:
+        for _, why in rejected:
+            self.failures.append(f"{REJECTED} {why[0][0]}: {why[0][1]}")
+        self.failures.extend(f"{REJECTED} shape: {p}" for p in problems)
+
+    def result(self) -> SessionResult:
+        verdict = self.verdict or heuristic_verdict(self.traj)
+        drafts = _distinct(self.accepted)[: self.settings.max_drafts_per_session]
+        for d in drafts:
+            d.provenance = d.provenance.judged(verdict.outcome, verdict.decided_by)
+        return SessionResult(self.traj, self.findings, verdict, drafts, self.failures)
+
+
+def _distinct(drafts: list[Draft]) -> list[Draft]:
+    """One draft per signature (two chunks may propose the same lesson)."""
+    seen: set[str] = set()
+    out = []
+    for d in drafts:
+        key = d.provenance.signature or d.title
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
 def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend: Backend,
                      store_context: StoreContext, settings: Settings) -> list[SessionResult]:
     """The heuristic backend's results: verdicts from the log, drafts from the lessons."""
@@ -106,7 +213,7 @@ def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend:
     return out
 
 
-def _run(session: _Session) -> _Session:
+def _run(session: _S) -> _S:
     """Answer ``session``'s requests one by one online until it needs none."""
     while True:
         requests = session.take()
@@ -116,7 +223,7 @@ def _run(session: _Session) -> _Session:
             session.feed(request, session.backend.generate(request))
 
 
-def _online(session: _Session) -> SessionResult:
+def _online(session: _Session | _LearnSession) -> SessionResult:
     return _run(session).result()
 
 
@@ -183,7 +290,9 @@ def model_sessions(
     Returns:
         One ``SessionResult`` per item.
     """
-    sessions = [_Session(t, f, backend, store_context, settings) for t, f in items]
+    sessions: list[_Session | _LearnSession] = [
+        _LearnSession(t, f, backend, store_context, settings) if settings.reader == "episodes"
+        else _Session(t, f, backend, store_context, settings) for t, f in items]
     if not batch:
         results: list[SessionResult | None] = [None] * len(sessions)
         with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:

@@ -40,6 +40,8 @@ class SessionScan:
     """History row for ``orf trends`` (``trends.history.session_facts``)."""
     repeats: list[Repeat] | None = None
     """Every step repeating an earlier action (``ScanOptions.repeats``), else None."""
+    episodes: int = 0
+    """Failures and corrections a reader can learn from (``ScanOptions.episodes``), else 0."""
 
 
 @dataclass
@@ -80,6 +82,9 @@ class ScanOptions:
     """Compute the ``orf trends`` history row of each session."""
     contain_errors: bool = True
     """A detector bug on one source becomes a fatal issue of that source instead of raising."""
+    episodes: bool = False
+    """Also keep every session with an episode (a failed step, a correction): a model reads
+    them all, whatever the detector found."""
     parse_only: bool = False
     """Run no detector: every session without findings (``orf eval`` only needs the logs)."""
 
@@ -105,6 +110,7 @@ def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
     from ..detect.annotate import annotate_repeats
     from ..formats.base import ParseContext
     from ..formats.discover import parse_source
+    from ..lessons.episodes import build_episodes
     from ..trends.history import session_facts
 
     path = str(src.path)
@@ -116,14 +122,16 @@ def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
             for t in flatten(traj):
                 findings = [] if options.parse_only else list(detect_all(t, options.detect))
                 wasted = sum(f.wasted_steps for f in findings)
-                keep = t if options.keep_all or (
+                episodes = len(build_episodes(t).episodes) if options.episodes else 0
+                keep = t if options.keep_all or episodes or (
                     findings and wasted >= options.min_wasted_steps) else None
                 if keep is not None and not options.keep_all:
                     keep.subagents = []  # each sub-agent is its own session here
                 result.sessions.append(SessionScan(
                     t.id, path, src.format, findings, wasted, len(t.steps), keep,
                     session_facts(t, findings) if options.facts else None,
-                    annotate_repeats(t, options.detect, findings) if options.repeats else None))
+                    annotate_repeats(t, options.detect, findings) if options.repeats else None,
+                    episodes))
     except Exception as exc:  # noqa: BLE001 - a detector bug on one file must not stop the run
         if os.environ.get("ORF_RAISE_ERRORS") or not options.contain_errors:
             raise

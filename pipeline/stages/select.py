@@ -20,6 +20,7 @@ BELOW_MINIMUM = "fewer wasted steps than the minimum"
 REJECTED = "every finding rejected in review"
 ANALYZED_BEFORE = "judged and drafted before with these findings"
 DEFERRED = "over the per-run maximum: next run"
+NO_EPISODE = "no failed step and no correction to learn from"
 
 
 @dataclass(frozen=True)
@@ -59,11 +60,13 @@ class Selection:
 
 def findings_fingerprint(scan: SessionScan) -> str:
     """What the ledger keeps of a session's findings to know it was analysed with them."""
-    return value_hash(sorted((f.signature, f.wasted_steps) for f in scan.findings))
+    return value_hash([sorted((f.signature, f.wasted_steps) for f in scan.findings),
+                       scan.episodes] if scan.episodes else
+                      sorted((f.signature, f.wasted_steps) for f in scan.findings))
 
 
 def select_sessions(scans: Sequence[ScanResult], ledger: Ledger, *, min_wasted: int,
-                    max_sessions: int) -> Selection:
+                    max_sessions: int, episodes: bool = False) -> Selection:
     """Count the scan and choose the sessions for judge and draft.
 
     Args:
@@ -71,6 +74,7 @@ def select_sessions(scans: Sequence[ScanResult], ledger: Ledger, *, min_wasted: 
         ledger: Holds the reviewer's rejections and the sessions analysed before.
         min_wasted: Sessions with fewer wasted steps (after rejections) do not go on.
         max_sessions: At most this many go on; the rest are deferred.
+        episodes: A session with an episode goes on whatever its findings (a model reads it).
     """
     out = Selection()
     candidates: list[SessionScan] = []
@@ -85,31 +89,32 @@ def select_sessions(scans: Sequence[ScanResult], ledger: Ledger, *, min_wasted: 
         for sess in res.sessions:
             out.findings += len(sess.findings)
             out.wasted_steps += sess.wasted_steps
-            reason, kept = _screen_session(sess, ledger, min_wasted)
+            reason, kept = _screen_session(sess, ledger, min_wasted, episodes)
             sessions.append(kept)
             if reason is None:
                 candidates.append(kept)
             else:
                 out.passed_over.append(PassedOver(sess.session_id, sess.path, reason))
         out.scanned.append(dataclasses.replace(res, sessions=sessions))
-    candidates.sort(key=lambda s: (-s.wasted_steps, s.session_id))
+    candidates.sort(key=lambda s: (-s.wasted_steps, -s.episodes, s.session_id))
     out.selected = candidates[:max_sessions]
     out.deferred = candidates[max_sessions:]
     out.passed_over.extend(PassedOver(s.session_id, s.path, DEFERRED) for s in out.deferred)
     return out
 
 
-def _screen_session(sess: SessionScan, ledger: Ledger,
-                    min_wasted: int) -> tuple[str | None, SessionScan]:
+def _screen_session(sess: SessionScan, ledger: Ledger, min_wasted: int,
+                    episodes: bool = False) -> tuple[str | None, SessionScan]:
     """Why ``sess`` does not go on (None when it does), and it without rejected findings."""
     if sess.trajectory is None:
-        return BELOW_MINIMUM, sess
+        return (NO_EPISODE if episodes else BELOW_MINIMUM), sess
     kept = [f for f in sess.findings if _not_rejected(ledger, f.signature, f.wasted_steps)]
     sess = dataclasses.replace(sess, findings=kept,
                                wasted_steps=sum(f.wasted_steps for f in kept))
-    if not kept:
+    read = episodes and sess.episodes > 0
+    if not kept and not read:
         return REJECTED, sess
-    if sess.wasted_steps < min_wasted:
+    if sess.wasted_steps < min_wasted and not read:
         return BELOW_MINIMUM, sess
     # A source is re-read when any of its sessions changed or was deferred; its other
     # sessions (and every session after a run killed between writing and recording its

@@ -1,0 +1,286 @@
+"""The digest a reader (a model, or the user's own coding agent) learns from: compact text.
+
+One digest per session: the task as the user wrote it, how the run ended (the log's signals,
+the final message, the files the run changed), then each episode as the steps themselves,
+``#index`` first so a draft can cite them: the command or edit, its exit, the real error lines
+of a failure, the first lines of a success, the agent's words in between. Everything quoted
+from the log sits inside ``<<<LOG … LOG>>>`` blocks, redacted again and with home paths made
+relative. A token budget is kept by shrinking outputs first; a session whose episodes still do
+not fit is cut into chunks, at most ``MAX_CHUNKS``, the episodes with the most failures kept.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..detect.actions import Info
+from ..model import Step
+from ..normalize import error_line
+from ..privacy import redact
+from .delta import command_of, path_of
+from .episodes import Episode, SessionEpisodes, failed
+from .symptom import error_body
+from .text import relativize, roots_of
+
+OPEN, CLOSE = "<<<LOG", "LOG>>>"
+MAX_CHUNKS = 2
+"""Digests sent for one session at most (with one send-back: at most 3 calls a session)."""
+DEFAULT_BUDGET = 4000
+"""Tokens of one digest (about 4 characters a token)."""
+
+
+@dataclass(frozen=True)
+class _Level:
+    fail_lines: int
+    fail_chars: int
+    ok_lines: int
+    ok_chars: int
+    words: int
+    edit: int
+    task: int
+
+
+# Tried in turn until the episodes fit; the last level is the floor a chunk is cut at.
+_LEVELS = (
+    _Level(fail_lines=14, fail_chars=1400, ok_lines=4, ok_chars=300, words=300, edit=300,
+           task=2000),
+    _Level(fail_lines=10, fail_chars=900, ok_lines=2, ok_chars=200, words=200, edit=200,
+           task=1200),
+    _Level(fail_lines=6, fail_chars=600, ok_lines=1, ok_chars=120, words=140, edit=140,
+           task=800),
+)
+
+
+@dataclass(frozen=True)
+class Digest:
+    """One chunk of a session's digest."""
+
+    text: str
+    episodes: tuple[int, ...]
+    """Start steps of the episodes it shows."""
+    tokens: int
+    """Estimated tokens."""
+
+
+@dataclass(frozen=True)
+class SessionDigest:
+    """A session's digest chunks and what was left out."""
+
+    chunks: tuple[Digest, ...]
+    dropped: int
+    """Episodes over the chunk cap, not shown."""
+    raw_tokens: int
+    """Estimated tokens of the whole transcript (every step's text and output)."""
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of every chunk."""
+        return sum(c.tokens for c in self.chunks)
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count (about 4 characters a token)."""
+    return (len(text) + 3) // 4
+
+
+def _fence(body: str) -> str:
+    # A log line holding the fence must not close the block early.
+    body = body.replace(CLOSE, "LOG>> >").replace(OPEN, "<< <LOG")
+    return f"{OPEN}\n{body}\n{CLOSE}"
+
+
+def _clip(text: str, chars: int) -> str:
+    text = text.strip()
+    return text if len(text) <= chars else text[: chars - 1].rstrip() + "…"
+
+
+def _one(text: str, chars: int) -> str:
+    return _clip(" ".join(text.split()), chars)
+
+
+def error_lines(output: str, lines: int, chars: int) -> list[str]:
+    """The real error lines of an output: head, the line the error is on, tail; bounded."""
+    body = [ln for ln in error_body(output) if ln.strip()] or \
+        [ln for ln in output.splitlines() if ln.strip()]
+    if len(body) > lines:
+        key = error_line("\n".join(body)) or ""
+        at = next((i for i, ln in enumerate(body) if key and key.strip() in ln), len(body) - 1)
+        head, tail = lines // 3, lines // 3
+        keep = sorted({*range(head), *range(max(0, at - 1), min(len(body), at + 2)),
+                       *range(len(body) - tail, len(body))})
+        picked: list[str] = []
+        for i, k in enumerate(keep):
+            if i and k != keep[i - 1] + 1:
+                picked.append("…")
+            picked.append(body[k])
+        body = picked
+    out, used = [], 0
+    for ln in body:
+        ln = _clip(ln, 300)
+        if used + len(ln) > chars:
+            out.append("…")
+            break
+        out.append(ln)
+        used += len(ln) + 1
+    return out
+
+
+def _action(step: Step, info: Info, level: _Level) -> str:
+    if info.edit_old is not None or info.edit_new is not None:
+        return (f"edit {path_of(step, info)}: replace {_one(info.edit_old or '', level.edit)!r}"
+                f" with {_one(info.edit_new or '', level.edit)!r}")
+    command = command_of(step)
+    if command:
+        return _one(command, 400)
+    label = info.label or step.tool or "?"
+    return _one(label, 300)
+
+
+def _status(step: Step, info: Info) -> str:
+    if not failed(step, info):
+        return "ok"
+    return f"exit {step.exit_code}" if step.exit_code not in (None, 0) else "error"
+
+
+def render_step(step: Step, info: Info, level: _Level) -> list[str]:
+    """The lines of one step in a digest (without the fence)."""
+    if step.kind == "user":
+        return [f"#{step.index} [user] {_one(step.output or step.text, level.words * 2)}"]
+    if step.kind in ("message", "reasoning"):
+        words = _one(step.output or step.text, level.words)
+        return [f"#{step.index} [agent] {words}"] if words else []
+    if step.kind != "tool":
+        return [f"#{step.index} [{step.kind}] {_one(step.output or step.text, level.words)}"]
+    lines = [f"#{step.index} [{step.tool or 'tool'}] {_action(step, info, level)} => "
+             f"{_status(step, info)}"]
+    if step.text and step.text.strip():
+        lines.insert(0, f"#{step.index} [agent] {_one(step.text, level.words)}")
+    output = step.output or ""
+    if failed(step, info):
+        lines.extend("    " + ln for ln in error_lines(output, level.fail_lines,
+                                                       level.fail_chars))
+    elif output.strip():
+        shown = [ln for ln in output.splitlines() if ln.strip()][: level.ok_lines]
+        lines.extend("    " + _clip(ln, level.ok_chars) for ln in shown)
+    return lines
+
+
+def _episode_text(ep: Episode, number: int, session: SessionEpisodes, level: _Level) -> str:
+    steps, infos = session.traj.steps, session.infos
+    what = (f"failure at #{ep.start}" if ep.kind == "failure"
+            else f"correction at #{ep.start}")
+    facts = [what]
+    if ep.target:
+        facts.append(f"target {ep.target}")
+    facts.append(f"{len(ep.failures)} failed step{'s' * (len(ep.failures) != 1)}")
+    facts.append(f"worked at #{ep.worked}" if ep.worked is not None else "nothing on the "
+                 "target worked within the window")
+    hints = ([f"error class: {ep.error_class}"] if ep.error_class else []) + list(ep.hints)
+    head = f"### Episode {number}: " + ", ".join(facts)
+    if hints:
+        head += "\nHints (from rules; may be wrong): " + "; ".join(hints)
+    body: list[str] = []
+    for i in ep.steps:
+        body.extend(render_step(steps[i], infos[i], level))
+    return head + "\n" + _fence("\n".join(body))
+
+
+def _changed_files(session: SessionEpisodes) -> list[str]:
+    last: dict[str, Step] = {}
+    for step, info in zip(session.traj.steps, session.infos, strict=True):
+        if step.kind == "tool" and not failed(step, info) and info.cls in ("write", "edit"):
+            path = path_of(step, info)
+            if path:
+                last[path] = step
+    return [f"{p} (last changed at #{s.index})" for p, s in list(last.items())[-12:]]
+
+
+def _header(session: SessionEpisodes, level: _Level) -> str:
+    traj = session.traj
+    steps = traj.steps
+    tools = sum(1 for s in steps if s.kind == "tool")
+    fails = sum(1 for s, i in zip(steps, session.infos, strict=True) if failed(s, i))
+    who = ", ".join(x for x in (traj.source.format, traj.agent, traj.model) if x)
+    lines = [f"# Session {traj.id} ({who}): {len(steps)} steps, {tools} tool calls, "
+             f"{fails} failed"]
+    lines.append("## Task, as the user wrote it")
+    lines.append(_fence(_clip(traj.task or "(none in the log)", level.task)))
+    o = traj.outcome
+    signals = [f"{k}: {v}" for k, v in (
+        ("exit_status", o.exit_status), ("task_complete", o.task_complete),
+        ("resolved", o.resolved), ("score", o.score),
+        ("tests_passed_at_end", o.tests_passed_at_end),
+        ("submitted_patch", o.submitted_patch)) if v is not None]
+    lines.append("## How it ended")
+    if signals:
+        lines.append("Signals in the log: " + "; ".join(signals))
+    changed = _changed_files(session)
+    if changed:
+        lines.append("Files the run changed: " + "; ".join(changed))
+    final = o.final_message or next((s.output for s in reversed(steps)
+                                     if s.kind == "message" and s.output), "")
+    if final:
+        lines.append("Final message:")
+        lines.append(_fence(_clip(final, level.task // 2)))
+    return "\n".join(lines)
+
+
+def _finish(text: str, roots: list[str]) -> str:
+    return relativize(redact(text), roots)
+
+
+def build_digest(session: SessionEpisodes, budget: int = DEFAULT_BUDGET) -> SessionDigest:
+    """The digest chunks of ``session`` within ``budget`` tokens each.
+
+    Args:
+        session: The session and its episodes (``episodes.build_episodes``).
+        budget: Estimated tokens per chunk.
+
+    Returns:
+        At most ``MAX_CHUNKS`` chunks (none when the session has no episode).
+    """
+    traj = session.traj
+    raw = sum(len(s.output or "") + len(s.text or "") + len(str(s.args or "")) for s in
+              traj.steps) + len(traj.task or "")
+    raw_tokens = (raw + 3) // 4
+    if not session.episodes:
+        return SessionDigest((), 0, raw_tokens)
+    roots = roots_of(traj.extra.get("cwd"))
+    for level in _LEVELS:
+        header = _finish(_header(session, level), roots)
+        blocks = [_finish(_episode_text(ep, n, session, level), roots)
+                  for n, ep in enumerate(session.episodes, start=1)]
+        total = estimate_tokens(header) + sum(estimate_tokens(b) for b in blocks)
+        if total <= budget:
+            text = header + "\n## Episodes\n" + "\n\n".join(blocks)
+            return SessionDigest((Digest(text, tuple(e.start for e in session.episodes),
+                                         estimate_tokens(text)),), 0, raw_tokens)
+    return _chunked(session, header, blocks, budget, raw_tokens)
+
+
+def _chunked(session: SessionEpisodes, header: str, blocks: list[str], budget: int,
+             raw_tokens: int) -> SessionDigest:
+    """Episodes packed into at most ``MAX_CHUNKS`` chunks, those with most failures first."""
+    eps = session.episodes
+    room = max(budget - estimate_tokens(header) - 10, budget // 4)
+    rank = sorted(range(len(eps)), key=lambda i: (-len(eps[i].failures),
+                                                  eps[i].worked is None, i))
+    bins: list[list[int]] = [[] for _ in range(MAX_CHUNKS)]
+    used = [0] * MAX_CHUNKS
+    dropped = 0
+    for i in rank:
+        cost = estimate_tokens(blocks[i])
+        slot = next((b for b in range(MAX_CHUNKS) if used[b] + cost <= room), None)
+        if slot is None:
+            dropped += 1
+            continue
+        bins[slot].append(i)
+        used[slot] += cost
+    chunks = []
+    for members in bins:
+        if not members:
+            continue
+        members.sort()
+        text = header + "\n## Episodes\n" + "\n\n".join(blocks[i] for i in members)
+        chunks.append(Digest(text, tuple(eps[i].start for i in members), estimate_tokens(text)))
+    return SessionDigest(tuple(chunks), dropped, raw_tokens)

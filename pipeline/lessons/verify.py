@@ -1,0 +1,352 @@
+"""The verifier: the log judges every claim of a draft, whoever wrote it.
+
+A draft cites its evidence: the trap steps, the fix steps and the quoted error (``Evidence``).
+Each rule below reads the session's steps and returns why the draft's claim does not hold, or
+None. A draft is accepted only when no rule objects; the reasons go back to the writer once
+(a model's send-back) and are then counted with the draft dropped. The same rules serve the
+gemini and openai-compatible backends, drafts handed back by the user's own agent
+(``orf submit``) and the offline heuristic.
+
+The rules (``RULES``, in order; the first that objects is enough for a rule's step):
+- the cited steps exist, the trap comes before the fix, every trap step failed (or is a
+  person's correction);
+- the quoted error is in the output of the cited trap steps;
+- every fix step succeeded (a command whose exit was 0 and that did not print that it did
+  nothing, an edit that applied);
+- each command of the validated path ran after the trap and succeeded (a general form with
+  ``<placeholders>`` counts when it cites the concrete step, a fix step);
+- the fix acts on the trap's target, or explains itself: a state change (an edit, an install)
+  followed by the target working, or a corrected invocation whose changed words the error
+  names; a different command that merely succeeded is not a fix;
+- the trap's error does not come back on the same target after the fix;
+- no fix edit is undone later;
+- no secret, no instruction aimed at future agents, no home path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..detect.actions import Info
+from ..model import Draft, Step
+from ..normalize import error_signature
+from .delta import command_of, did_nothing, path_of
+from .episodes import SessionEpisodes, failed, is_correction, target_of
+
+_WS = re.compile(r"\s+")
+_ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
+_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
+_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_WILDCARD = re.compile(r"^(?:<[^>]*>|\{[^}]*\}|\$\w+|\$\{[^}]*\}|…|\.\.\.|\*|[A-Z_]{3,})$")
+_TOKEN_CHARS = re.compile(r"[\w.:/@=+-]{2,}")
+_HOME = re.compile(r"(?:/Users/|/home/)[^/\s`'\"]+/|[A-Z]:\\\\?Users\\\\")
+_NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
+_OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
+# An error about how a program was called: the corrected invocation is the fix.
+_USAGE = re.compile(r"usage:|unexpected argument|unrecognized|unknown (?:option|flag|command|"
+                    r"argument)|invalid (?:option|argument|value)|not a valid|no such "
+                    r"(?:option|command|subcommand)|takes \d+|expected \d+ argument|"
+                    r"is not recognized|not supported", re.IGNORECASE)
+MIN_QUOTE = 6
+"""A quoted error shorter than this (after folding whitespace) proves nothing."""
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a draft cites from the log."""
+
+    trap_steps: tuple[int, ...]
+    """``Step.index`` of the failing steps (or the person's correction) the trap is about."""
+    fix_steps: tuple[int, ...]
+    """``Step.index`` of the steps that fixed it, in order."""
+    error: str
+    """The error as quoted from the trap steps' output (pieces may be joined by ``…``)."""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A draft with its evidence, before the verifier has read the log."""
+
+    draft: Draft
+    evidence: Evidence
+    scope: str = "general"
+    """``repository`` for a lesson about this repository, ``general`` otherwise."""
+
+
+Rule = Callable[[Proposal, SessionEpisodes], "str | None"]
+
+
+def _fold(text: str) -> str:
+    return _WS.sub(" ", text).strip().lower()
+
+
+def _tool_steps(session: SessionEpisodes, indices: tuple[int, ...]) -> list[tuple[Step, Info]]:
+    return [(session.traj.steps[i], session.infos[i]) for i in indices]
+
+
+def _label(step: Step, info: Info) -> str:
+    text = command_of(step) or info.label or step.tool or step.kind
+    text = " ".join(text.split())
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def cited_steps(p: Proposal, s: SessionEpisodes) -> str | None:
+    """The cited steps exist, the trap is before the fix, and the trap failed."""
+    n = len(s.traj.steps)
+    ev = p.evidence
+    if not ev.trap_steps:
+        return "no trap step cited"
+    if not ev.fix_steps:
+        return "no fix step cited"
+    missing = [i for i in (*ev.trap_steps, *ev.fix_steps) if not 0 <= i < n]
+    if missing:
+        return f"cited step #{missing[0]} is not in the session (it has {n} steps)"
+    if min(ev.fix_steps) <= max(ev.trap_steps):
+        return f"fix step #{min(ev.fix_steps)} does not come after trap step " \
+               f"#{max(ev.trap_steps)}"
+    for step, info in _tool_steps(s, ev.trap_steps):
+        if not (failed(step, info) or is_correction(step)):
+            return f"trap step #{step.index} did not fail ({_label(step, info)})"
+    return None
+
+
+def error_quoted(p: Proposal, s: SessionEpisodes) -> str | None:
+    """The quoted error is in the output of the cited trap steps."""
+    pieces = [_fold(x) for x in _ELLIPSIS.split(p.evidence.error) if _fold(x)]
+    if sum(len(x) for x in pieces) < MIN_QUOTE:
+        return "no error quoted from the trap steps"
+    outputs = [_fold(step.output or step.text or "") for step, _ in
+               _tool_steps(s, p.evidence.trap_steps)]
+    if any(all(piece in out for piece in pieces) for out in outputs):
+        return None
+    shown = p.evidence.error if len(p.evidence.error) <= 60 else p.evidence.error[:59] + "…"
+    steps = ",".join(f"#{i}" for i in p.evidence.trap_steps)
+    return f"the quoted error {shown!r} is not in the output of trap steps {steps}"
+
+
+def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
+    """Every cited fix step succeeded."""
+    for step, info in _tool_steps(s, p.evidence.fix_steps):
+        if step.kind != "tool":
+            continue  # a person's instruction or the agent's own note cited as context
+        if failed(step, info):
+            line = error_signature(step.output or "", redacted=True) or "an error"
+            return f"fix step #{step.index} failed ({_label(step, info)}: {line[:80]})"
+        if info.shell and did_nothing(step):
+            return f"fix step #{step.index} printed that it changed nothing"
+    return None
+
+
+def _commands(text: str) -> list[str]:
+    return [" ".join(m.group(2).split()) for m in _SPAN.finditer(text)]
+
+
+def _programs(s: SessionEpisodes) -> set[str]:
+    progs: set[str] = set()
+    for step, info in zip(s.traj.steps, s.infos, strict=True):
+        if info.shell:
+            for seg in _SEGMENTS.split(command_of(step)):
+                if seg.split():
+                    progs.add(seg.split()[0])
+    return progs
+
+
+def _matches(span: str, command: str) -> bool:
+    """The span's words appear in order in one segment of ``command`` (wildcards skip)."""
+    words = span.split()
+    fixed = [w for w in words if not _WILDCARD.match(w)]
+    if not fixed:
+        return False
+    for seg in _SEGMENTS.split(command):
+        toks = seg.split()
+        if not toks or toks[0] != words[0]:
+            continue
+        it = iter(toks)
+        if all(any(w == t or (len(w) > 3 and w in t) for t in it) for w in fixed):
+            return True
+    return False
+
+
+def path_ran(p: Proposal, s: SessionEpisodes) -> str | None:
+    """Each command of the validated path ran after the trap and succeeded."""
+    progs = _programs(s)
+    last_trap = max(p.evidence.trap_steps)
+    steps = s.traj.steps
+    for span in _commands(p.draft.validated_path):
+        words = span.split()
+        if len(words) < 2 or words[0] not in progs:
+            continue  # not a command of this session: a file name, an error, a setting
+        general = any(_WILDCARD.match(w) for w in words)
+        ran_ok, ran_bad = None, None
+        for k in range(last_trap + 1, len(steps)):
+            step, info = steps[k], s.infos[k]
+            if not info.shell or not _matches(span, command_of(step)):
+                continue
+            if failed(step, info):
+                ran_bad = ran_bad if ran_bad is not None else k
+            elif not general or k in p.evidence.fix_steps:
+                ran_ok = k
+                break
+        if ran_ok is not None:
+            continue
+        if ran_bad is not None:
+            return f"the validated command `{span}` failed at step #{ran_bad}"
+        if general:
+            return f"the general command `{span}` cites no fix step it generalizes"
+        return f"the validated command `{span}` never ran after the trap"
+    return None
+
+
+def _changes_state(step: Step, info: Info) -> bool:
+    return step.kind == "tool" and not failed(step, info) and bool(
+        info.writes or info.cls in ("write", "edit", "install") or info.unknown_mutation
+        or info.env_change or info.git_restore)
+
+
+def _words(text: str) -> set[str]:
+    return set(_TOKEN_CHARS.findall(text.lower()))
+
+
+def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
+    """A corrected invocation: the error is about usage, or names a word the fix changed."""
+    (t, _), (f, _) = trap, fix
+    before, after = _words(command_of(t)), _words(command_of(f))
+    changed = (before ^ after) - {"", "-"}
+    said = t.output or ""
+    if _USAGE.search(said):
+        return True
+    said_words = _words(said)
+    return any(w in said_words for w in changed if len(w) > 1)
+
+
+def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
+    """The fix acts on the trap's target, or the steps it cites explain it."""
+    steps, infos = s.traj.steps, s.infos
+    traps = [(steps[i], infos[i]) for i in p.evidence.trap_steps if steps[i].kind == "tool"]
+    if not traps:
+        return None  # a correction: the person's words are the evidence
+    targets = {target_of(st, inf) for st, inf in traps}
+    commands = {" ".join(command_of(st).split()) for st, _ in traps}
+    first_fix = min(p.evidence.fix_steps)
+    changed = any(_changes_state(steps[k], infos[k]) for k in range(max(p.evidence.trap_steps)
+                                                                   + 1, first_fix + 1))
+    for k in p.evidence.fix_steps:
+        step, info = steps[k], infos[k]
+        if step.kind != "tool":
+            continue
+        if _changes_state(step, info):
+            written = {*info.writes, path_of(step, info)}
+            if targets & written:
+                return None  # the fix rewrote the file the trap failed on
+            if any(target_of(steps[j], infos[j]) in targets and not failed(steps[j], infos[j])
+                   for j in range(k + 1, len(steps))):
+                return None  # a change, then the target worked
+            continue
+        if target_of(step, info) not in targets:
+            continue
+        if " ".join(command_of(step).split()) in commands and changed:
+            return None  # the same call, passing after a change in between
+        if any(_explained_call(t, (step, info)) for t in traps if t[1].shell):
+            return None
+        if not info.shell and changed:
+            return None
+    target = ", ".join(sorted(t for t in targets if t)) or "the trap's target"
+    return (f"no fix step acts on {target} with a change the log explains (a different "
+            f"command that succeeded is not a fix)")
+
+
+def error_gone(p: Proposal, s: SessionEpisodes) -> str | None:
+    """After the fix, the trap's error does not come back on the same target."""
+    steps, infos = s.traj.steps, s.infos
+    traps = [(steps[i], infos[i]) for i in p.evidence.trap_steps if steps[i].kind == "tool"]
+    targets = {target_of(st, inf) for st, inf in traps}
+    sigs = {st.error_signature for st, _ in traps if st.error_signature}
+    pieces = [_fold(x) for x in _ELLIPSIS.split(p.evidence.error) if _fold(x)]
+    for k in range(max(p.evidence.fix_steps) + 1, len(steps)):
+        step, info = steps[k], infos[k]
+        if not failed(step, info) or target_of(step, info) not in targets:
+            continue
+        out = _fold(step.output or "")
+        if (step.error_signature and step.error_signature in sigs) or \
+                (pieces and all(x in out for x in pieces)):
+            return f"the trap's error came back at step #{k} after the fix " \
+                   f"({_label(step, info)})"
+    return None
+
+
+def _key_line(text: str) -> str:
+    return next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
+
+
+def _arg(step: Step, keys: tuple[str, ...]) -> str:
+    args = step.args or {}
+    return next((v for k in keys if isinstance(v := args.get(k), str) and v), "")
+
+
+def not_undone(p: Proposal, s: SessionEpisodes) -> str | None:
+    """No fix edit is taken out again later (a revert, a restore)."""
+    steps, infos = s.traj.steps, s.infos
+    for k in p.evidence.fix_steps:
+        step, info = steps[k], infos[k]
+        if step.kind != "tool" or info.cls not in ("edit", "write"):
+            continue
+        path = path_of(step, info)
+        key = _key_line(info.edit_new or _arg(step, _NEW_KEYS))
+        for j in range(k + 1, len(steps)):
+            later, linfo = steps[j], infos[j]
+            if later.kind != "tool" or failed(later, linfo):
+                continue
+            if linfo.git_restore and (path in linfo.git_restore or "*" in linfo.git_restore):
+                return f"the fix at #{k} was undone at step #{j} ({_label(later, linfo)})"
+            old = linfo.edit_old or _arg(later, _OLD_KEYS)
+            new = linfo.edit_new if linfo.edit_new is not None else _arg(later, _NEW_KEYS)
+            if key and path_of(later, linfo) == path and key in old and \
+                    new.count(key) < old.count(key):
+                return f"the fix at #{k} was undone at step #{j}"
+    return None
+
+
+def clean(p: Proposal, s: SessionEpisodes) -> str | None:
+    """No secret, no instruction aimed at future agents, no home path."""
+    from ..llm.screen import screen_draft
+
+    problems = [r for r in screen_draft(p.draft) if not r.startswith("orf:")]
+    if problems:
+        return problems[0]
+    d = p.draft
+    for name, text in (("title", d.title), ("description", d.description), ("trap", d.trap),
+                       ("insight", d.insight), ("validated path", d.validated_path),
+                       ("checklist", "\n".join(d.checklist))):
+        if _HOME.search(text):
+            return f"the {name} holds a home path"
+    return None
+
+
+RULES: tuple[tuple[str, Rule], ...] = (
+    ("cited_steps", cited_steps),
+    ("error_quoted", error_quoted),
+    ("fix_succeeded", fix_succeeded),
+    ("path_ran", path_ran),
+    ("fix_on_target", fix_on_target),
+    ("error_gone", error_gone),
+    ("not_undone", not_undone),
+    ("clean", clean),
+)
+"""Every rule, by name (the name is what summaries and the ledger count)."""
+
+
+def verify(p: Proposal, session: SessionEpisodes) -> list[tuple[str, str]]:
+    """Why the log does not support ``p``: (rule, reason) pairs, empty when it does.
+
+    A draft whose steps do not exist is not read further: the other rules need them.
+    """
+    problems: list[tuple[str, str]] = []
+    for name, rule in RULES:
+        why = rule(p, session)
+        if why is not None:
+            problems.append((name, why))
+            if name == "cited_steps":
+                break
+    return problems
