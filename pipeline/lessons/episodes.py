@@ -25,6 +25,8 @@ AFTER = 6
 """Steps shown after the last failure of an episode when nothing on its target worked."""
 CORRECTION_CHARS = 600
 """A user turn longer than this is a new request or pasted context, not a correction."""
+HARNESS_TURNS = ("<", "#", "[", "Caveat:", "This session is being continued")
+"""How user turns the harness wrote begin (command echoes, caveats, context summaries)."""
 MAX_STEPS = 18
 """An episode is cut at this many steps (a long struggle is several episodes)."""
 
@@ -102,7 +104,7 @@ def is_correction(step: Step) -> bool:
         text = (step.output or step.text or "").strip()
         # Harnesses inject context as user turns (``<environment_context>``, AGENTS.md): a
         # person's correction is short and plain.
-        return len(text) <= CORRECTION_CHARS and not text.startswith(("<", "#", "[")) \
+        return len(text) <= CORRECTION_CHARS and not text.startswith(HARNESS_TURNS) \
             and bool(_CORRECTION.search(text))
     return step.kind == "tool" and bool(_REFUSED.search(step.output or ""))
 

@@ -49,6 +49,10 @@ _USAGE = re.compile(r"usage:|unexpected argument|unrecognized|unknown (?:option|
                     r"argument)|invalid (?:option|argument|value)|not a valid|no such "
                     r"(?:option|command|subcommand)|takes \d+|expected \d+ argument|"
                     r"is not recognized|not supported", re.IGNORECASE)
+# "Instead of `x`", "`x` -> `y`": the span names the failing call, not a step to run.
+_NOT_THIS = re.compile(r"(?:instead of|rather than|not|never|avoid|don'?t|do not|replace|"
+                       r"from)\s*:?\s*$", re.IGNORECASE)
+_PRINTED = re.compile(r"\s*(?:->|→|\((?:here )?it printed|\(it printed)")
 MIN_QUOTE = 6
 """A quoted error shorter than this (after folding whitespace) proves nothing."""
 
@@ -139,10 +143,6 @@ def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
     return None
 
 
-def _commands(text: str) -> list[str]:
-    return [" ".join(m.group(2).split()) for m in _SPAN.finditer(text)]
-
-
 def _programs(s: SessionEpisodes) -> set[str]:
     progs: set[str] = set()
     for step, info in zip(s.traj.steps, s.infos, strict=True):
@@ -169,15 +169,23 @@ def _matches(span: str, command: str) -> bool:
     return False
 
 
+def _mentioned(text: str, start: int, end: int) -> bool:
+    """The span is named as what not to run, or as a probe quoted with what it printed."""
+    return bool(_NOT_THIS.search(text[max(0, start - 40):start])
+                or _PRINTED.match(text[end:end + 40]))
+
+
 def path_ran(p: Proposal, s: SessionEpisodes) -> str | None:
     """Each command of the validated path ran after the trap and succeeded."""
     progs = _programs(s)
     last_trap = max(p.evidence.trap_steps)
     steps = s.traj.steps
-    for span in _commands(p.draft.validated_path):
+    text = p.draft.validated_path
+    for m in _SPAN.finditer(text):
+        span = " ".join(m.group(2).split())
         words = span.split()
-        if len(words) < 2 or words[0] not in progs:
-            continue  # not a command of this session: a file name, an error, a setting
+        if len(words) < 2 or words[0] not in progs or _mentioned(text, m.start(), m.end()):
+            continue  # not a command of this session (a file name, an error), or the trap's
         general = any(_WILDCARD.match(w) for w in words)
         ran_ok, ran_bad = None, None
         for k in range(last_trap + 1, len(steps)):
@@ -210,9 +218,14 @@ def _words(text: str) -> set[str]:
 
 
 def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
-    """A corrected invocation: the error is about usage, or names a word the fix changed."""
+    """A corrected invocation: the same call with more, or an error naming what changed.
+
+    A usage error counts too; another query that happened to pass is none of these.
+    """
     (t, _), (f, _) = trap, fix
     before, after = _words(command_of(t)), _words(command_of(f))
+    if before and before <= after:
+        return True  # the same call with something added: an option, the environment, a cd
     changed = (before ^ after) - {"", "-"}
     said = t.output or ""
     if _USAGE.search(said):
@@ -236,6 +249,13 @@ def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
         step, info = steps[k], infos[k]
         if step.kind != "tool":
             continue
+        if target_of(step, info) in targets:
+            if " ".join(command_of(step).split()) in commands and changed:
+                return None  # the same call, passing after a change in between
+            if any(_explained_call(t, (step, info)) for t in traps if t[1].shell):
+                return None
+            if not info.shell and changed:
+                return None
         if _changes_state(step, info):
             written = {*info.writes, path_of(step, info)}
             if targets & written:
@@ -243,15 +263,6 @@ def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
             if any(target_of(steps[j], infos[j]) in targets and not failed(steps[j], infos[j])
                    for j in range(k + 1, len(steps))):
                 return None  # a change, then the target worked
-            continue
-        if target_of(step, info) not in targets:
-            continue
-        if " ".join(command_of(step).split()) in commands and changed:
-            return None  # the same call, passing after a change in between
-        if any(_explained_call(t, (step, info)) for t in traps if t[1].shell):
-            return None
-        if not info.shell and changed:
-            return None
     target = ", ".join(sorted(t for t in targets if t)) or "the trap's target"
     return (f"no fix step acts on {target} with a change the log explains (a different "
             f"command that succeeded is not a fix)")

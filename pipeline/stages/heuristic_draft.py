@@ -13,12 +13,16 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..config import Settings
+from ..lessons.episodes import SessionEpisodes, build_episodes, failed
 from ..lessons.mechanisms import fill, pick
 from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
 from ..lessons.text import bound, code, one_line
+from ..lessons.verify import Evidence, Proposal, verify
 from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
+from ..normalize import error_line
 from .draft import lesson_findings, provenance
+from .learn import rejection_note
 from .results import DraftResult
 from .view import StoreContext
 
@@ -367,7 +371,32 @@ def heuristic_drafts(traj: Trajectory, findings: Sequence[Finding], verdict: Ver
     limit = settings.max_drafts_per_session
     chosen, lessons, notes = lesson_findings(traj, list(findings), limit)
     result = DraftResult(failures=notes)
+    session = build_episodes(traj) if chosen else None
     for finding, lesson in zip(chosen, lessons, strict=True):
-        result.drafts.append(draft_from_lesson(traj, finding, lesson, verdict, backend,
-                                               store_context))
+        draft = draft_from_lesson(traj, finding, lesson, verdict, backend, store_context)
+        assert session is not None
+        evidence = lesson_evidence(session, finding, lesson)
+        problems = [("cited_steps", "the lesson has no failing step before its fix")] \
+            if evidence is None else verify(Proposal(draft, evidence), session)
+        if problems:
+            # The same verifier as every model's drafts: offline, fewer playbooks is the
+            # honest answer when the log does not show the claim.
+            result.failures.append(rejection_note(Proposal(draft, evidence or Evidence(
+                (), (), "")), problems))
+            continue
+        result.drafts.append(draft)
     return result
+
+
+def lesson_evidence(session: SessionEpisodes, finding: Finding,
+                    lesson: Lesson) -> Evidence | None:
+    """What a heuristic draft cites: failing steps, the resolving step, the error line."""
+    steps, infos = session.traj.steps, session.infos
+    fix = lesson.resolving_step
+    if fix is None:
+        return None
+    trap = tuple(i for i in finding.steps if i < fix and failed(steps[i], infos[i]))
+    if not trap:
+        return None
+    quote = error_line(steps[trap[-1]].output or "") or ""
+    return Evidence(trap, (fix,), quote)

@@ -27,12 +27,11 @@ from ..normalize import error_signature
 from ..privacy import redact
 from ..prompts import load_prompt
 from ..provenance import Provenance
+from .screening import REJECTED
 from .view import StoreContext
 
 LEARN_VERSION = 1
 """Part of the signature of a learned lesson; bump when the signature's recipe changes."""
-REJECTED = "rejected:"
-"""Prefix of a session note for a draft the verifier rejected after the send-back."""
 _DRAFT_FIELDS = ("title", "description", "domain", "keywords", "complexity", "objective",
                  "trap", "insight", "validated_path", "checklist")
 SEND_BACK = (
@@ -212,6 +211,11 @@ def send_back_text(rejected: list[tuple[Proposal, list[tuple[str, str]]]],
     return "\n".join(lines + [f"- {x}" for x in problems])
 
 
+def rejection_note(p: Proposal, why: list[tuple[str, str]]) -> str:
+    """The session note of a dropped draft: ``rejected: rule: reason (title)``."""
+    return f"{REJECTED} {why[0][0]}: {why[0][1]} ({p.draft.title[:80]!r})"
+
+
 def digest_of(traj: Trajectory, findings: list[Finding], budget: int) -> tuple[
         SessionEpisodes, SessionDigest]:
     """The session's episodes (findings as hints) and its digest chunks."""
@@ -219,6 +223,6 @@ def digest_of(traj: Trajectory, findings: list[Finding], budget: int) -> tuple[
     return session, build_digest(session, budget)
 
 
-__all__ = ["MAX_CHUNKS", "Parsed", "checked", "digest_of", "instructions", "learn_request",
-           "learn_schema", "learn_signature", "parse_learn_reply", "proposal_of",
-           "send_back_text"]
+__all__ = ["MAX_CHUNKS", "REJECTED", "Parsed", "checked", "digest_of", "instructions",
+           "learn_request", "learn_schema", "learn_signature", "parse_learn_reply",
+           "proposal_of", "rejection_note", "send_back_text"]

@@ -29,6 +29,7 @@ from .learn import (
     digest_of,
     learn_request,
     parse_learn_reply,
+    rejection_note,
     send_back_text,
 )
 from .results import DraftResult, SessionResult
@@ -178,8 +179,8 @@ class _LearnSession:
 
     def _drop(self, rejected: list[tuple[Proposal, list[tuple[str, str]]]],
               problems: list[str]) -> None:
-        for _, why in rejected:
-            self.failures.append(f"{REJECTED} {why[0][0]}: {why[0][1]}")
+        for p, why in rejected:
+            self.failures.append(rejection_note(p, why))
         self.failures.extend(f"{REJECTED} shape: {p}" for p in problems)
 
     def result(self) -> SessionResult:

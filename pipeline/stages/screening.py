@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from ..llm.backend import Backend
     from .results import SessionResult
 
+REJECTED = "rejected:"
+"""Prefix of a draft the verifier rejected (``stages/learn.py``, ``heuristic_draft.py``)."""
 UNDRAFTED = "undrafted:"
 """Prefix of the model failing even after the repair attempt: the session is retried."""
 
@@ -78,6 +80,15 @@ def screen_results(selected: Sequence[SessionScan], results: Sequence[SessionRes
         for note in res.failures:
             if note.startswith(NO_LESSON):
                 out.no_lesson[note.removeprefix(NO_LESSON).split(" (")[0]] += 1
+            elif note.startswith(REJECTED):
+                # The verifier's rejection: counted by rule, and kept in the ledger.
+                rule = note.removeprefix(REJECTED).split(":", 1)[0].strip()
+                out.dropped += 1
+                out.dropped_reasons[f"verifier {rule}"] += 1
+                if record:
+                    ledger.record_candidate(
+                        signature="", status="dropped", domain="", title="",
+                        reason=note, sessions=[scan.session_id], wasted_steps=0)
         for draft in res.drafts:
             item = _screen_draft(draft, scan, res.verdict, backend, ledger, out, record)
             if item is not None:
