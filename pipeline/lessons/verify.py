@@ -144,29 +144,36 @@ def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
 
 
 def _programs(s: SessionEpisodes) -> set[str]:
+    """Programs the session ran: the detector's main program and each command's first word."""
     progs: set[str] = set()
     for step, info in zip(s.traj.steps, s.infos, strict=True):
         if info.shell:
-            for seg in _SEGMENTS.split(command_of(step)):
-                if seg.split():
-                    progs.add(seg.split()[0])
+            first = command_of(step).split(maxsplit=1)
+            progs.update(x for x in (info.program, first[0] if first else "") if x)
     return progs
 
 
-def _matches(span: str, command: str) -> bool:
-    """The span's words appear in order in one segment of ``command`` (wildcards skip)."""
-    words = span.split()
-    fixed = [w for w in words if not _WILDCARD.match(w)]
-    if not fixed:
+def _segment_matches(words: list[str], seg: str) -> bool:
+    toks = seg.split()
+    if not toks or toks[0] != words[0]:
         return False
-    for seg in _SEGMENTS.split(command):
-        toks = seg.split()
-        if not toks or toks[0] != words[0]:
-            continue
-        it = iter(toks)
-        if all(any(w == t or (len(w) > 3 and w in t) for t in it) for w in fixed):
-            return True
-    return False
+    fixed = [w for w in words if not _WILDCARD.match(w)]
+    it = iter(toks)
+    return all(any(w == t or (len(w) > 3 and w in t) for t in it) for w in fixed)
+
+
+def _matches(span: str, command: str) -> bool:
+    """Each piece of the span (``a && b``) matches a piece of ``command``, in order.
+
+    A piece matches when its first word is the command's and its other words appear in order
+    (``<placeholders>`` skip).
+    """
+    pieces = [p.split() for p in _SEGMENTS.split(span) if p.split()]
+    segs = [seg for seg in _SEGMENTS.split(command) if seg.split()]
+    if not pieces or not any(not _WILDCARD.match(w) for p in pieces for w in p):
+        return False
+    it = iter(segs)
+    return all(any(_segment_matches(words, seg) for seg in it) for words in pieces)
 
 
 def _mentioned(text: str, start: int, end: int) -> bool:
@@ -226,6 +233,9 @@ def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
     before, after = _words(command_of(t)), _words(command_of(f))
     if before and before <= after:
         return True  # the same call with something added: an option, the environment, a cd
+    args_before = _words(command_of(t).split(maxsplit=1)[-1]) if " " in command_of(t) else set()
+    if args_before and args_before <= after:
+        return True  # the same call through another program (``python`` -> ``python3``)
     changed = (before ^ after) - {"", "-"}
     said = t.output or ""
     if _USAGE.search(said):
@@ -249,10 +259,12 @@ def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
         step, info = steps[k], infos[k]
         if step.kind != "tool":
             continue
-        if target_of(step, info) in targets:
+        same_call = any(_explained_call(t, (step, info)) for t in traps
+                        if t[1].shell and info.shell)
+        if target_of(step, info) in targets or same_call:
             if " ".join(command_of(step).split()) in commands and changed:
                 return None  # the same call, passing after a change in between
-            if any(_explained_call(t, (step, info)) for t in traps if t[1].shell):
+            if same_call:
                 return None
             if not info.shell and changed:
                 return None

@@ -398,5 +398,7 @@ def lesson_evidence(session: SessionEpisodes, finding: Finding,
     trap = tuple(i for i in finding.steps if i < fix and failed(steps[i], infos[i]))
     if not trap:
         return None
-    quote = error_line(steps[trap[-1]].output or "") or ""
+    output = steps[trap[-1]].output or ""
+    # A refusal has no error word: its first line (the person's words) is what it says.
+    quote = error_line(output) or next((ln for ln in output.splitlines() if ln.strip()), "")
     return Evidence(trap, (fix,), quote)
