@@ -56,11 +56,12 @@ def main() -> None:
     ap.add_argument("--write-requests", type=Path)
     ap.add_argument("--only-ids", type=Path, help="file of session ids to write requests for")
     ap.add_argument("--held-out", action="store_true", help="include the held-out third")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each rejection")
     ap.add_argument("--budget", type=int, default=Settings().digest_tokens)
     args = ap.parse_args()
     if not args.root.is_dir():
         sys.exit(f"no samples at {args.root}")
-    replies = orjson.loads(args.replies.read_bytes()) if args.replies else {}
+    replies = orjson.loads(args.replies.read_bytes())["sessions"] if args.replies else {}
     only = set(args.only_ids.read_text().split()) if args.only_ids else None
     backend = get_backend(Settings(backend="heuristic"))
     rows: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
@@ -83,14 +84,15 @@ def main() -> None:
                 (args.write_requests / f"{written:03d}.md").write_text(
                     f"<!-- request for session {name} -->\n# System\n{system}\n\n"
                     f"# JSON schema of the reply\n{schema}\n\n# User\n{chunk.text}\n", "utf-8")
-        if traj.id in replies:
-            reply = replies[traj.id]
+        for reply in replies.get(traj.id, {}).get("chunks", {}).values():
             parsed = parse_learn_reply(orjson.dumps(reply).decode(), session, backend, 0.7)
             proposed[fmt] += len(parsed.proposals)
             ok, bad = checked(parsed.proposals, session)
             verified[fmt] += len(ok)
-            for _, why in bad:
+            for p, why in bad:
                 rejected[fmt][why[0][0]] += 1
+                if args.verbose:
+                    print(f"  rejected {traj.id[:12]} {p.draft.title[:60]!r}: {why[0][1]}")
     print(f"{'format':<15}{'sessions':>9}{'w/ episode':>11}{'digest med':>11}{'max':>7}"
           f"{'raw/digest med':>15}{'calls/s':>8}")
     for fmt, r in rows.items():

@@ -12,6 +12,7 @@ from . import (  # noqa: F401  (imported for their command registrations)
     eval_cmd,
     formats_cmd,
     hook_cmd,
+    learn_cmd,
     mcp_cmd,
     mine_cmd,
     redact_cmd,

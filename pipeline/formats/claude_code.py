@@ -32,7 +32,6 @@ from .common import (
     bounded,
     content_text,
     most_common,
-    parse_exit_code,
     set_output,
     skip_record,
     source_info,
@@ -48,6 +47,9 @@ NAME = "claude-code"
 _INJECTED = re.compile(r"^\s*<(command-|local-command|system-reminder|user-prompt-submit)|"
                        r"^\s*Caveat: |^\s*\[Request interrupted")
 _SKIP_SYSTEM = frozenset({"stop_hook_summary", "turn_duration"})
+# A failed Bash call's result opens with "Exit code N"; the same words further down are the
+# command's own output (``cmd; echo "Exit code: $?"``, which itself exited 0).
+_EXIT_HEAD = re.compile(r"(?:Error: )?Exit code:? (-?\d+)")
 
 
 @dataclass
@@ -143,18 +145,18 @@ def _tool_result(b: _Builder, block: dict[str, Any], rec: dict[str, Any], lineno
         # A resumed session (new sessionId) copies the earlier lines: the same result
         # again is not a second call.
         return
-    output = content_text(block.get("content"))
-    exit_code = parse_exit_code(output)
-    failed = bool(block.get("is_error")) or bool(exit_code)
     step = b.pending.pop(tid, None)
     if tid:
         b.answered.add(tid)
     if step is None:
-        # A result whose call we never saw (trimmed log): keep it as an unnamed tool step.
-        step = b.add(tool_step(0, tid or str(lineno), None, {}, "", ctx,
-                               timestamp=rec.get("timestamp"),
-                               raw_ref=RawRef(b.where, lineno)))
-        ctx.warn(b.path, lineno, f"tool_result for unknown tool_use id {tid!r}")
+        # A result whose call is not in this file (a log that starts mid-session, its first
+        # line answering a call of the part before): no call was made here, so no tool step.
+        ctx.warn(b.path, lineno, f"tool_result for unknown tool_use id {tid!r}; skipped")
+        return
+    output = content_text(block.get("content"))
+    head = _EXIT_HEAD.match(output)
+    exit_code = int(head.group(1)) if head else None
+    failed = bool(block.get("is_error")) or bool(exit_code)
     set_output(step, output, ctx, exit_code=exit_code, is_error=failed)
     step.extra["result_ref"] = f"{b.where}:{lineno}"
     interrupted = rec.get("toolUseResult")

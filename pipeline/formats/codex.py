@@ -4,8 +4,9 @@ Each line is ``{"timestamp", "type", "payload"}``. Tool calls are ``response_ite
 ``function_call``/``custom_tool_call``/``local_shell_call`` records paired with their
 ``*_output`` records by ``call_id``. The exit code comes from the ``exec_command_end`` event
 of the same call id (which may arrive before or after the output), else from the output's
-JSON metadata or a "Process exited with code N" line. Older rollouts (2025) have no
-``payload`` wrapper; their records are read the same way.
+JSON metadata, the tool result a code-mode script prints as JSON, or a "Process exited with
+code N" line. Older rollouts (2025) have no ``payload`` wrapper; their records are read the
+same way.
 """
 
 from __future__ import annotations
@@ -89,7 +90,30 @@ def _output_text(value: Any) -> tuple[str, int | None]:
         code = meta.get("exit_code") if isinstance(meta, dict) else None
         text = value.get("output", value.get("content", value.get("text")))
         return content_text(text), code if isinstance(code, int) else None
+    if isinstance(value, list):
+        return content_text(value), _script_exit_code(value)
     return content_text(value), None
+
+
+def _script_exit_code(blocks: list[Any]) -> int | None:
+    """The exit code a code-mode script prints: the first tool result it dumps as JSON.
+
+    Newer rollouts run a script (``exec``) that calls the tools and prints what it wants,
+    often ``JSON.stringify(r)`` of an ``exec_command`` result (``{"exit_code": N, ...}``), one
+    text block per print; no ``exec_command_end`` event is written for those commands.
+    """
+    for block in blocks:
+        text = block.get("text") if isinstance(block, dict) else None
+        if not isinstance(text, str) or '"exit_code"' not in text:
+            continue
+        try:
+            decoded = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            continue
+        code = decoded.get("exit_code") if isinstance(decoded, dict) else None
+        if type(code) is int:
+            return code
+    return None
 
 
 def _call(st: _State, p: dict[str, Any], ts: Any, ref: RawRef, ctx: ParseContext) -> None:

@@ -94,6 +94,33 @@ def _loads(data: bytes) -> Any:
         raise ValueError(f"invalid JSON: {msg}") from None
 
 
+def _documents(data: bytes) -> list[Any] | None:
+    """The JSON documents written back to back on one line, or None if it holds no such run.
+
+    A later run (a resumed session) appending to a log whose last record lacks its newline
+    writes its first record on that line: ``{...}{...}``, both records whole (seen in real
+    Codex and Claude Code logs). Each is read rather than the line lost.
+    """
+    import json
+
+    try:
+        text = data.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return None
+    decoder = json.JSONDecoder()
+    docs: list[Any] = []
+    pos = 0
+    try:
+        while pos < len(text):
+            value, pos = decoder.raw_decode(text, pos)
+            docs.append(value)
+            while pos < len(text) and text[pos] in " \t":
+                pos += 1
+    except (ValueError, RecursionError):
+        return None
+    return docs if len(docs) > 1 else None
+
+
 def iter_jsonl(
     path: Path,
     ctx: ParseContext,
@@ -131,8 +158,14 @@ def iter_jsonl(
                 continue
             try:
                 value = orjson.loads(raw)
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as err:
                 if not raw.strip():
+                    continue
+                docs = _documents(raw) if "after document" in str(err) else None
+                if docs is not None:
+                    ctx.warn(path, lineno, f"{len(docs)} JSON documents on one line; read each")
+                    for doc in docs:
+                        yield lineno, doc
                     continue
                 try:
                     value = _loads(raw.strip())

@@ -31,11 +31,12 @@ from dataclasses import dataclass
 
 from ..detect.actions import Info
 from ..model import Draft, Step
-from ..normalize import error_signature
+from ..normalize import error_line
 from .delta import command_of, did_nothing, path_of
 from .episodes import SessionEpisodes, failed, is_correction, target_of
 
 _WS = re.compile(r"\s+")
+_DIRS = re.compile(r"(?:[\w.~@+-]*/)+(?=[\w.@+-])")
 _ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
 _SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
@@ -53,6 +54,7 @@ _USAGE = re.compile(r"usage:|unexpected argument|unrecognized|unknown (?:option|
 _NOT_THIS = re.compile(r"(?:instead of|rather than|not|never|avoid|don'?t|do not|replace|"
                        r"from)\s*:?\s*$", re.IGNORECASE)
 _PRINTED = re.compile(r"\s*(?:->|→|\((?:here )?it printed|\(it printed)")
+_SAID = ("user", "error", "system")
 MIN_QUOTE = 6
 """A quoted error shorter than this (after folding whitespace) proves nothing."""
 
@@ -111,19 +113,31 @@ def cited_steps(p: Proposal, s: SessionEpisodes) -> str | None:
         return f"fix step #{min(ev.fix_steps)} does not come after trap step " \
                f"#{max(ev.trap_steps)}"
     for step, info in _tool_steps(s, ev.trap_steps):
-        if not (failed(step, info) or is_correction(step)):
+        # A failed call, a person's correction, or what the harness said went wrong (a logged
+        # error, its feedback as a user turn): the quoted error must still be in it.
+        if not (failed(step, info) or is_correction(step) or step.kind in _SAID):
             return f"trap step #{step.index} did not fail ({_label(step, info)})"
     return None
 
 
+def _pieces(quote: str) -> list[str]:
+    """The quote's pieces (split at ``…``), folded, each path cut to its last part."""
+    return [x for x in (_fold(_DIRS.sub("", piece)) for piece in _ELLIPSIS.split(quote)) if x]
+
+
+def _said(step: Step) -> str:
+    # Readers see paths relative to the repository (``.git/index.lock``), the log has them
+    # absolute: both sides keep only a path's last part.
+    return _fold(_DIRS.sub("", step.output or step.text or ""))
+
+
 def error_quoted(p: Proposal, s: SessionEpisodes) -> str | None:
-    """The quoted error is in the output of the cited trap steps."""
-    pieces = [_fold(x) for x in _ELLIPSIS.split(p.evidence.error) if _fold(x)]
+    """The quoted error is in the output of the cited trap steps (pieces may be in several)."""
+    pieces = _pieces(p.evidence.error)
     if sum(len(x) for x in pieces) < MIN_QUOTE:
         return "no error quoted from the trap steps"
-    outputs = [_fold(step.output or step.text or "") for step, _ in
-               _tool_steps(s, p.evidence.trap_steps)]
-    if any(all(piece in out for piece in pieces) for out in outputs):
+    outputs = [_said(step) for step, _ in _tool_steps(s, p.evidence.trap_steps)]
+    if all(any(piece in out for out in outputs) for piece in pieces):
         return None
     shown = p.evidence.error if len(p.evidence.error) <= 60 else p.evidence.error[:59] + "…"
     steps = ",".join(f"#{i}" for i in p.evidence.trap_steps)
@@ -136,7 +150,7 @@ def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
         if step.kind != "tool":
             continue  # a person's instruction or the agent's own note cited as context
         if failed(step, info):
-            line = error_signature(step.output or "", redacted=True) or "an error"
+            line = error_line(step.output or "") or "an error"
             return f"fix step #{step.index} failed ({_label(step, info)}: {line[:80]})"
         if info.shell and did_nothing(step):
             return f"fix step #{step.index} printed that it changed nothing"
@@ -224,24 +238,38 @@ def _words(text: str) -> set[str]:
     return set(_TOKEN_CHARS.findall(text.lower()))
 
 
-def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
-    """A corrected invocation: the same call with more, or an error naming what changed.
+def _call(step: Step) -> str:
+    """A call as words: the shell command, else the values of the tool's arguments."""
+    command = command_of(step)
+    if command:
+        return command
+    return " ".join(str(v) for _, v in sorted((step.args or {}).items())
+                    if isinstance(v, (str, int, float)))
 
-    A usage error counts too; another query that happened to pass is none of these.
+
+def _akin(a: str, b: str) -> bool:
+    return len(a) >= 3 and len(b) >= 3 and (a in b or b in a)
+
+
+def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
+    """A corrected call: the same call with more, or an error naming what changed.
+
+    The same call with something added (an option, the environment, a ``cd``), a word swapped
+    for a kindred one (``python`` -> ``python3``), a usage error, or an error that names a word
+    the fix changed; another query that happened to pass is none of these.
     """
     (t, _), (f, _) = trap, fix
-    before, after = _words(command_of(t)), _words(command_of(f))
-    if before and before <= after:
-        return True  # the same call with something added: an option, the environment, a cd
-    args_before = _words(command_of(t).split(maxsplit=1)[-1]) if " " in command_of(t) else set()
-    if args_before and args_before <= after:
-        return True  # the same call through another program (``python`` -> ``python3``)
-    changed = (before ^ after) - {"", "-"}
+    before, after = _words(_call(t)), _words(_call(f))
+    if not before:
+        return False
+    removed, added = before - after, after - before
+    if all(any(_akin(r, a) for a in added) for r in removed):
+        return True
     said = t.output or ""
     if _USAGE.search(said):
         return True
     said_words = _words(said)
-    return any(w in said_words for w in changed if len(w) > 1)
+    return any(w in said_words for w in removed | added if len(w) > 1)
 
 
 def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
@@ -259,8 +287,10 @@ def fix_on_target(p: Proposal, s: SessionEpisodes) -> str | None:
         step, info = steps[k], infos[k]
         if step.kind != "tool":
             continue
+        # A shell command may redo any call (``grep`` for a broken Grep tool); another tool
+        # call only one of its own kind.
         same_call = any(_explained_call(t, (step, info)) for t in traps
-                        if t[1].shell and info.shell)
+                        if info.shell or t[0].tool == step.tool)
         if target_of(step, info) in targets or same_call:
             if " ".join(command_of(step).split()) in commands and changed:
                 return None  # the same call, passing after a change in between
@@ -286,12 +316,12 @@ def error_gone(p: Proposal, s: SessionEpisodes) -> str | None:
     traps = [(steps[i], infos[i]) for i in p.evidence.trap_steps if steps[i].kind == "tool"]
     targets = {target_of(st, inf) for st, inf in traps}
     sigs = {st.error_signature for st, _ in traps if st.error_signature}
-    pieces = [_fold(x) for x in _ELLIPSIS.split(p.evidence.error) if _fold(x)]
+    pieces = _pieces(p.evidence.error)
     for k in range(max(p.evidence.fix_steps) + 1, len(steps)):
         step, info = steps[k], infos[k]
         if not failed(step, info) or target_of(step, info) not in targets:
             continue
-        out = _fold(step.output or "")
+        out = _said(step)
         if (step.error_signature and step.error_signature in sigs) or \
                 (pieces and all(x in out for x in pieces)):
             return f"the trap's error came back at step #{k} after the fix " \

@@ -52,8 +52,9 @@ _PW_FLAG = (r"(?:password|passwd|pass|pwd|passphrase|token|secret|api[-_]?key|ap
             r"credentials?)")
 CONTEXTS: list[Context] = [
     # --password v, --api-key=v, --http-password v (never --password-stdin or --token-file).
-    _ctx("credential-flag", r"--(?<![\w-]--)(?:[a-z0-9]+[-_])*" + _PW_FLAG + r"(?:=|[ \t]+)" + _V,
-         ("--",), "strong"),
+    # A wider gap is a help-text column: what follows describes the flag (``Apply action``).
+    _ctx("credential-flag", r"--(?<![\w-]--)(?:[a-z0-9]+[-_])*" + _PW_FLAG + r"(?:=|[ \t]{1,2})"
+         + _V, ("--",), "strong"),
     # -p of commands whose -p is a password: sshpass -p v, docker login -p v, mysql -pv.
     _ctx("password", r"(?:sshpass|docker[ \t]+login|podman[ \t]+login|twine[ \t]+upload|"
          r"helm[ \t]+registry[ \t]+login|mysql|mysqladmin|mysqldump)\b[^\n|;&]{0,200}?[ \t]-p"
@@ -235,9 +236,14 @@ def near_word_hits(text: str, low: str, not_secret: frozenset[str],
         for t in _TOKEN.finditer(text, end, stop):
             if t.start() - end > _WINDOW or not _BETWEEN.fullmatch(text, end, t.start()):
                 break
-            value = t.group(0).strip(".-=")
+            raw = t.group(0)
+            value = raw.strip(".-=")
+            # ``API_KEY=v`` reads as one token: the name is no part of the value (base64 pads
+            # only at its end, stripped above).
+            cut = value.rfind("=") + 1
+            value = value[cut:]
             if ".." not in value and weak(value):
-                a = t.start() + t.group(0).find(value)
+                a = t.start() + len(raw) - len(raw.lstrip(".-=")) + cut
                 yield "secret-near-word", a, a + len(value)
                 pos = a + len(value)
                 break

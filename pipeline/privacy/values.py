@@ -42,7 +42,16 @@ _WORD_TOKENS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _HEX_DIGEST = re.compile(r"[0-9a-f]{7,128}|[0-9A-F]{7,128}")
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _ALL_CAPS_NAME = re.compile(r"[A-Z][A-Z0-9_\-]*")  # PASSWORD, YOUR_TOKEN: help-text slots
+_CAPS_WORDS = re.compile(r"[A-Z]+(?:[_\-][A-Z]+)+")  # OAUTH-TOKEN-TEXT: a slot, never generated
 _SAME_CHAR = re.compile(r"(.)\1*")
+# A token's prefix with its tail left out: ``github_pat_xxxx``, ``phc_xxx``, ``sk-...``.
+_PREFIX_THEN_SLOT = re.compile(r"(?:[A-Za-z0-9]+[_\-])+(?:(.)\1{2,}|…)")
+# A digest labelled with name words: a cache key (``golangci-lint.cache-Linux-2927-<sha1>``,
+# ``node-cache-Linux-x64-npm-<sha256>``); labels in one case each, as names are.
+_LABELLED_DIGEST = re.compile(
+    r"(?:(?:(?:[A-Za-z][a-z]*|[A-Z]+)\d*|\d+)[._\-]){2,}[0-9a-f]{7,128}")
+# A path's last part is a file name: ``r5/ce-work-beta/SKILL.md``.
+_FILE_TAIL = re.compile(r"/[\w\-]+\.[a-z][a-z0-9]{0,4}$")
 _FIXTURE_WORDS = ("test", "example", "dummy", "fake", "mock", "sample", "changeme", "placeholder",
                   "secret", "password", "your", "demo", "invalid", "foobar")
 _ETH_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
@@ -79,7 +88,9 @@ def is_placeholder(value: str) -> bool:
     low = value.lower().lstrip(":-")  # ``${VAR:-default}``
     if (low in _PLACEHOLDER_WORDS or low.strip("'\"`") in _PLACEHOLDER_WORDS
             or bool(_NOT_LITERAL.match(value)) or value.startswith(PLACEHOLDER_PREFIX)
-            or _SAME_CHAR.fullmatch(value) is not None):
+            or _SAME_CHAR.fullmatch(value) is not None
+            or _PREFIX_THEN_SLOT.fullmatch(value) is not None
+            or _CAPS_WORDS.fullmatch(value) is not None):
         return True
     # ``test-secret-token``, ``my-example-key``: a fixture, unless the rest is random
     return any(w in low for w in _FIXTURE_WORDS) and not looks_random(value)
@@ -92,7 +103,7 @@ def looks_random(value: str) -> bool:
     if sum((any(c.islower() for c in value), any(c.isupper() for c in value),
             any(c.isdigit() for c in value))) < 2:
         return False
-    if "/" in value and value.count("/") > 2:  # a path, not a key
+    if "/" in value and (value.count("/") > 2 or _FILE_TAIL.search(value)):  # a path, not a key
         return False
     return entropy(value) >= 3.5
 
@@ -122,7 +133,7 @@ def weak(value: str) -> bool:
     if _CODEY.search(value) or wordy(value) or not looks_random(value) or is_placeholder(value):
         return False
     return not (_HEX_DIGEST.fullmatch(value) or _UUID.search(value)
-                or _ETH_ADDRESS.fullmatch(value))
+                or _ETH_ADDRESS.fullmatch(value) or _LABELLED_DIGEST.fullmatch(value))
 
 
 CHECKS = {"strong": strong, "named": named, "weak": weak}
