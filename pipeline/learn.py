@@ -102,7 +102,8 @@ class DraftOutcome:
     session: str
     title: str
     outcome: str
-    """``written``, ``reinforced``, ``duplicate``, ``related`` or ``rejected``."""
+    """``written``, ``reinforced`` (a duplicate of a playbook, which gains this session),
+    ``duplicate`` (of another draft of this file) or ``rejected``."""
     reasons: list[str] = field(default_factory=list)
     exp_id: str | None = None
 
@@ -220,10 +221,11 @@ def submit(path: Path, settings: Settings,
     for it in screened.items:
         w = by_title.get(it.draft.title)
         if w is not None:
-            outcome = "written" if w["outcome"] == "new" else str(w["outcome"])
+            # A related draft is written too, linked to the playbook it resembles.
+            note = [f"related to {w['related_to']}"] if w.get("related_to") else []
             report.drafts.append(DraftOutcome(it.draft.provenance.source_paths[0]
                                               if it.draft.provenance.source_paths else "",
-                                              it.draft.title, outcome, [], w.get("id")))
+                                              it.draft.title, "written", note, w.get("id")))
         else:
             r = reinforced.get(it.session_id, {})
             report.drafts.append(DraftOutcome(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,9 @@ from _agents_helpers import ORF_SCRIPT, build_store, run_cli
 mcp_client = pytest.importorskip("mcp.client.stdio", reason="needs the mcp SDK ([agents])")
 from mcp import Client  # noqa: E402
 
-TOOLS = {"list_categories", "get_frontmatter", "read_experience", "search_experiences"}
+TOOLS = {"list_categories", "get_frontmatter", "read_experience", "search_experiences",
+         "learn_sessions"}
+"""The read-only tools; ``submit_drafts`` writes what the verifier accepts."""
 
 
 def drive(store: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[dict[str, Any], list[Any]]:
@@ -52,8 +55,9 @@ def check_store(store: Path) -> None:
         ("read_experience", {"id": "EXP-1"}),
         ("get_frontmatter", {"category": "no-such-category"}),
     ])
-    assert set(tools) == TOOLS
-    assert all(t.annotations.read_only_hint for t in tools.values())
+    assert set(tools) == TOOLS | {"submit_drafts"}
+    assert all(tools[t].annotations.read_only_hint for t in TOOLS)
+    assert not tools["submit_drafts"].annotations.read_only_hint
     assert set(tools["search_experiences"].input_schema["properties"]) == {"query", "limit"}
     listed, front, read, found, bad_id, bad_category = results
     assert text(listed) == run_cli("list-categories", "--store", store)[1]
@@ -94,3 +98,25 @@ def test_mcp_without_the_sdk_says_what_to_install(tmp_path: Path,
     code, _, err = run_cli("mcp", "--store", store)
     assert (code, err) == (1, "Error: orf mcp needs the mcp SDK: pip install "
                               "'orf-pipeline[agents]' (or pip install mcp)\n")
+
+
+def test_mcp_learn_then_submit_writes_what_the_log_proves(tmp_path: Path) -> None:
+    import json
+
+    from test_skill import ALPHA, agent_drafts
+
+    store = tmp_path / "experiences"
+    build_store(store)
+    wrong = agent_drafts()
+    wrong[0]["drafts"][0]["evidence"]["fix_steps"] = [3]  # type: ignore[index]
+    _, (learned, bad, good) = drive(store, [
+        ("learn_sessions", {"path": str(ALPHA)}),
+        ("submit_drafts", {"drafts_json": json.dumps(wrong)}),
+        ("submit_drafts", {"drafts_json": json.dumps(agent_drafts())}),
+    ])
+    assert "#4 [bash] pytest -x tests/ => exit 1" in text(learned)
+    assert "## How to hand back your drafts" in text(learned)
+    assert text(bad) == ("rejected: Install the module pytest cannot import before running it "
+                         "again: cited_steps: fix step #3 does not come after trap step #4")
+    assert re.fullmatch(r"written EXP-\d{8}-\d{4}: Install the module pytest cannot import "
+                        r"before running it again: related to EXP-20260502-0001", text(good))

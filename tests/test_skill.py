@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import Path
@@ -13,16 +14,37 @@ from _agents_helpers import build_store, run_cli
 from pipeline.agents.skill import CONTEXT_FILES
 
 # The structure of ORF's reference manage-experience/SKILL.md (agentskills.io frontmatter,
-# then the two phases under these exact headings).
+# then the two phases under these exact headings), and orf's own third: learning from logs.
 ORF_PHASES = ["## Phase 1: Progressive Discovery & Retrieval",
-              "## Phase 2: Recording New Experiences"]
+              "## Phase 2: Recording New Experiences",
+              "## Phase 3: Learning from past sessions"]
+ALPHA = Path(__file__).resolve().parent.parent / "fixtures" / "mine" / "alpha-session.jsonl"
 PLACEHOLDERS = {
     "<task or error text>": "ModuleNotFoundError: No module named 'requests'",
     "<the error or trap>": "String to replace not found in file",
     "EXP-<YYYYMMDD>-<NNNN>": "EXP-20260502-0002",
     "<domain-id>": "agent-loops",
     "<keyword>": "edit",
+    "<log file or folder>": str(ALPHA),
+    "<that file>": "drafts.json",
 }
+
+
+def agent_drafts() -> list[dict[str, object]]:
+    """What an agent following Phase 3 writes for the alpha session's digest."""
+    return [{"session": str(ALPHA), "session_id": "a1f0c2d4-0000-4000-8000-000000000001",
+             "drafts": [{
+                 "title": "Install the module pytest cannot import before running it again",
+                 "description": "When pytest stops with ModuleNotFoundError: No module named "
+                                "'requests'.",
+                 "domain": "python-testing", "keywords": ["pytest", "pip", "import"],
+                 "scope": "general", "objective": "Make the test suite pass.",
+                 "trap": "pytest -x tests/ failed four times with the same import error.",
+                 "insight": "The package was not installed; rerunning cannot change that.",
+                 "validated_path": "1. `pip install requests`\n2. `pytest -x tests/`",
+                 "checklist": ["`pytest -x tests/` passes"],
+                 "evidence": {"trap_steps": [1, 2, 3, 4], "fix_steps": [5, 6],
+                              "error": "ModuleNotFoundError: No module named 'requests'"}}]}]
 
 
 def commands(markdown: str) -> list[str]:
@@ -63,12 +85,17 @@ def test_skill_has_orf_structure_and_every_command_runs(tmp_path: Path,
     found = commands(text)
     verbs = [c.split()[1] for c in found]
     assert verbs == ["search", "list-categories", "get-frontmatter", "read-experience",
-                     "search", "create-experience", "validate"]
+                     "search", "create-experience", "validate", "learn", "submit"]
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "drafts.json").write_text(json.dumps(agent_drafts()))
     for command in found:
-        assert f"--store {store}" in command
+        assert f"--store {store}" in command or command.startswith("orf learn ")
         code, out, err = run_cli(*fill(command))
         assert code == 0, (command, out, err)
-    assert run_cli("validate", store)[1].startswith(f"OK: {store} is valid (4 experiences")
+    assert sorted(p.name for p in (tmp_path / ".orf" / "learn").iterdir()) == [
+        "001-a1f0c2d4-0000-4000-8000-000000000001.md"]
+    # the Phase 2 playbook and the one Phase 3 handed back, verified against its log
+    assert run_cli("validate", store)[1].startswith(f"OK: {store} is valid (5 experiences")
 
 
 def test_skill_without_store_uses_the_default_and_refuses_foreign_files(
@@ -78,6 +105,7 @@ def test_skill_without_store_uses_the_default_and_refuses_foreign_files(
     assert run_cli("skill", "install")[0] == 0
     text = (tmp_path / ".claude/skills/manage-experience/SKILL.md").read_text(encoding="utf-8")
     assert "--store" not in text
+    (tmp_path / "drafts.json").write_text(json.dumps(agent_drafts()))
     for command in commands(text):
         assert run_cli(*fill(command))[0] == 0, command
     assert run_cli("skill", "install")[0] == 0  # our own file: replaced quietly

@@ -1,13 +1,16 @@
-"""``orf mcp``: a read-only Model Context Protocol server over stdio (official ``mcp`` SDK).
+"""``orf mcp``: a Model Context Protocol server over stdio (official ``mcp`` SDK).
 
-Four tools, from small to large answers (progressive disclosure): ``list_categories``,
-``get_frontmatter``, ``search_experiences`` and ``read_experience``. Each returns the text the
-matching ``orf`` verb prints. Nothing here writes to the store.
+Four read-only tools, from small to large answers (progressive disclosure):
+``list_categories``, ``get_frontmatter``, ``search_experiences`` and ``read_experience``, each
+returning the text the matching ``orf`` verb prints; and the pair that makes the client's own
+model the reader of session logs: ``learn_sessions`` (what ``orf learn`` writes) and
+``submit_drafts`` (``orf submit``: only drafts the verifier accepts are written to the store).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ..errors import OrfError
@@ -66,7 +69,44 @@ def build_server(store: Store) -> Any:
         """Playbooks ranked for a task description or an error message, best first."""
         return answer(lambda: views.search_text(store, query, max(1, min(limit, 50))))
 
+    @server.tool(annotations=read_only)
+    def learn_sessions(path: str) -> str:
+        """Digests of a log file's or folder's sessions, with how to answer (submit_drafts)."""
+        from ..config import load_settings
+        from ..learn import learn
+
+        items = learn([Path(path).expanduser()], load_settings({"store": store.root}), [])
+        return "\n\n".join(i.text for i in items) or "no session with something to learn from"
+
+    writes = ToolAnnotations(read_only_hint=False, destructive_hint=False,
+                             idempotent_hint=True, open_world_hint=False)
+
+    @server.tool(annotations=writes)
+    def submit_drafts(drafts_json: str) -> str:
+        """Verify drafts (learn_sessions' JSON) against their logs; write what the log proves.
+
+        Returns one line per draft: written, reinforced, duplicate or rejected with reasons.
+        """
+        return answer(lambda: submit_text(store, drafts_json))
+
     return server
+
+
+def submit_text(store: Store, drafts_json: str) -> str:
+    """What ``submit_drafts`` answers (``orf submit``'s lines) for a JSON text."""
+    import tempfile
+
+    from ..config import load_settings
+    from ..fsutil import atomic_write
+    from ..learn import submit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "drafts.json"
+        atomic_write(path, drafts_json)
+        report = submit(path, load_settings({"store": store.root}))
+    lines = [f"{d.outcome}{' ' + d.exp_id if d.exp_id else ''}: {d.title}"
+             + (f": {'; '.join(d.reasons)}" if d.reasons else "") for d in report.drafts]
+    return "\n".join([*report.problems, *lines]) or "no drafts"
 
 
 def serve(store: Store) -> None:

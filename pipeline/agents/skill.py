@@ -73,6 +73,18 @@ orf create-experience{opt} --domain <domain-id> \\
 ```
 
 3. Check the store: `orf validate{opt}` prints OK.
+
+## Phase 3: Learning from past sessions
+When asked to learn from session logs (yours or a teammate's):
+1. `orf learn <log file or folder> -o .orf/learn` writes one request per session with
+   something to learn from: instructions, the JSON schema of drafts, and the session's digest
+   (each failure with its real error and the steps after it, by `#index`).
+2. Read each request and answer it as it says: a JSON list of
+   `{{"session": "<log path>", "session_id": "<id>", "drafts": [...]}}` into one file, each
+   draft citing its `evidence` (`trap_steps`, `fix_steps`, the exact `error`). No draft is a
+   fine answer for a session that teaches nothing.
+3. `orf submit <that file>{opt}` checks every claim against the log and writes what holds;
+   it prints why it rejected the others. Fix and resubmit those, or leave them out.
 """
 
 _CONTEXT = """\
