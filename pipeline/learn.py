@@ -103,7 +103,7 @@ class DraftOutcome:
     title: str
     outcome: str
     """``written``, ``reinforced`` (a duplicate of a playbook, which gains this session),
-    ``duplicate`` (of another draft of this file) or ``rejected``."""
+    ``already-written`` (by an earlier submit of this draft) or ``rejected``."""
     reasons: list[str] = field(default_factory=list)
     exp_id: str | None = None
 
@@ -230,6 +230,6 @@ def submit(path: Path, settings: Settings,
             r = reinforced.get(it.session_id, {})
             report.drafts.append(DraftOutcome(
                 it.draft.provenance.source_paths[0] if it.draft.provenance.source_paths
-                else "", it.draft.title, "reinforced" if r else "duplicate", [],
+                else "", it.draft.title, "reinforced" if r else "already-written", [],
                 r.get("exp_id")))
     return report

@@ -65,8 +65,8 @@ def submit_command(file: Path, store: Path | None, ledger: Path | None, as_json:
     FILE holds one JSON object or a list: {"session": "<log path>", "drafts": [...]}, each
     draft with its evidence (trap_steps, fix_steps, error). Each draft is checked against its
     log by the same verifier as the model backends, then screened, deduped and written to the
-    store as `orf mine` does. Prints per draft: written, reinforced, duplicate, or rejected
-    with the reasons. Exit 0 when every draft was decided, 2 on a malformed file.
+    store as `orf mine` does. Prints per draft: written, reinforced, already-written, or
+    rejected with the reasons. Exit 0 when every draft was decided, 2 on a malformed file.
 
     \b
     Examples:
