@@ -42,6 +42,11 @@ _REFUSED = re.compile(
     r"request interrupted by user|user cancelled", re.IGNORECASE)
 
 
+_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+_SUB = re.compile(r"[a-z][a-z-]{1,20}")
+"""A sub-command: a short bare lowercase word (``api``, ``test``, ``run-script``)."""
+
+
 @dataclass(frozen=True)
 class Episode:
     """One failure (or correction) and what followed, as step indices of the trajectory."""
@@ -94,8 +99,24 @@ def target_of(step: Step, info: Info) -> str:
         if path:
             return path
     if info.shell:
-        return info.program or command_of(step).split(" ", 1)[0]
+        return program_and_sub(command_of(step), info.program)
     return step.tool or info.program or ""
+
+
+def program_and_sub(command: str, program: str) -> str:
+    """``gh api``, ``cargo test``, ``npm install``: the program and its sub-command.
+
+    The sub-command is the bare word after the program (not an option, a path or a file name).
+    """
+    for segment in _SEGMENTS.split(command):
+        words = segment.split()
+        while words and "=" in words[0]:
+            words = words[1:]  # ``PYTHONPATH=src pytest``: the environment is not the target
+        if not words or (program and words[0].rsplit("/", 1)[-1] != program):
+            continue
+        sub = words[1] if len(words) > 1 else ""
+        return f"{program} {sub}" if _SUB.fullmatch(sub) else program
+    return program or command.split(" ", 1)[0]
 
 
 def is_correction(step: Step) -> bool:

@@ -33,9 +33,10 @@ from ..detect.actions import Info
 from ..model import Draft, Step
 from ..normalize import error_line
 from .delta import command_of, did_nothing, path_of
-from .episodes import SessionEpisodes, failed, is_correction, target_of
+from .episodes import SessionEpisodes, failed, is_correction, program_and_sub, target_of
 
 _WS = re.compile(r"\s+")
+_WRAPPER = re.compile(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+(['\"]?)(.*)\1\s*$", re.DOTALL)
 _DIRS = re.compile(r"(?:[\w.~@+-]*/)+(?=[\w.@+-])")
 _ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
 _SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
@@ -49,7 +50,8 @@ _OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
 _USAGE = re.compile(r"usage:|unexpected argument|unrecognized|unknown (?:option|flag|command|"
                     r"argument)|invalid (?:option|argument|value)|not a valid|no such "
                     r"(?:option|command|subcommand)|takes \d+|expected \d+ argument|"
-                    r"is not recognized|not supported", re.IGNORECASE)
+                    r"is not recognized|not supported|exceeds (?:the )?maxim|too (?:large|long|"
+                    r"many)|use (?:the )?\w+ (?:and \w+ )?param", re.IGNORECASE)
 # "Instead of `x`", "`x` -> `y`": the span names the failing call, not a step to run.
 _NOT_THIS = re.compile(r"(?:instead of|rather than|not|never|avoid|don'?t|do not|replace|"
                        r"from)\s*:?\s*$", re.IGNORECASE)
@@ -162,14 +164,31 @@ def _programs(s: SessionEpisodes) -> set[str]:
     progs: set[str] = set()
     for step, info in zip(s.traj.steps, s.infos, strict=True):
         if info.shell:
-            first = command_of(step).split(maxsplit=1)
+            first = _bare(_unwrap(command_of(step)).split())
             progs.update(x for x in (info.program, first[0] if first else "") if x)
     return progs
 
 
+def _bare(words: list[str], dirs: bool = True) -> list[str]:
+    """Words of one command without the environment before it.
+
+    By default the directories of paths are cut too: readers see repository-relative paths.
+    """
+    while words and re.fullmatch(r"\w+=\S*", words[0]):
+        words = words[1:]
+    return [_DIRS.sub("", w) for w in words] if dirs else words
+
+
+def _unwrap(command: str) -> str:
+    """``bash -lc 'git status'`` -> ``git status`` (Codex runs every command so)."""
+    m = _WRAPPER.match(command)
+    return m.group(2) if m else command
+
+
 def _segment_matches(words: list[str], seg: str) -> bool:
-    toks = seg.split()
-    if not toks or toks[0] != words[0]:
+    toks = _bare(seg.split())
+    words = _bare(words)
+    if not toks or not words or toks[0] != words[0]:
         return False
     fixed = [w for w in words if not _WILDCARD.match(w)]
     it = iter(toks)
@@ -182,8 +201,8 @@ def _matches(span: str, command: str) -> bool:
     A piece matches when its first word is the command's and its other words appear in order
     (``<placeholders>`` skip).
     """
-    pieces = [p.split() for p in _SEGMENTS.split(span) if p.split()]
-    segs = [seg for seg in _SEGMENTS.split(command) if seg.split()]
+    pieces = [p.split() for p in _SEGMENTS.split(_unwrap(span)) if p.split()]
+    segs = [seg for seg in _SEGMENTS.split(_unwrap(command)) if seg.split()]
     if not pieces or not any(not _WILDCARD.match(w) for p in pieces for w in p):
         return False
     it = iter(segs)
@@ -265,6 +284,14 @@ def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
     removed, added = before - after, after - before
     if all(any(_akin(r, a) for a in added) for r in removed):
         return True
+    # ``gofmt -l . && go test ./...`` -> ``GOCACHE=/tmp/c go test ./...``: the failing piece
+    # of a chain, run again with something added.
+    target = target_of(f, fix[1])
+    for seg in _SEGMENTS.split(_unwrap(command_of(t))):
+        words = _bare(seg.split(), dirs=False)
+        if words and program_and_sub(" ".join(words), words[0]) == target and \
+                _words(" ".join(words)) <= after:
+            return True
     said = t.output or ""
     if _USAGE.search(said):
         return True

@@ -37,8 +37,8 @@ _DRAFT_FIELDS = ("title", "description", "domain", "keywords", "complexity", "ob
 SEND_BACK = (
     "\n\n## The verifier rejected some of your drafts\nThe log does not show these claims:\n"
     "{reasons}\nReply again with the full JSON: fix each rejected draft so that every claim "
-    "cites steps that show it, or leave it out. Keep the drafts that were not rejected as they "
-    "were."
+    "cites steps that show it, or leave it out. Drafts not listed here were accepted and are "
+    "kept: do not repeat them."
 )
 
 
