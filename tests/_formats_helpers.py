@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import Skipped, discover, parse_source
@@ -28,6 +31,22 @@ def parse_one(path: Path, fmt: str | None = None) -> Trajectory:
     assert not [i for i in issues if i.fatal], issues
     assert len(trajs) == 1, [t.id for t in trajs]
     return trajs[0]
+
+
+def json_records(path: Path) -> Iterator[Any]:
+    """Every JSON document of a JSON Lines file, in order, read with the stdlib (not orf).
+
+    Real logs hold lines with two records run together (``{...}{...}``: a later run appended
+    to a last record that lacked its newline); both are records of the log.
+    """
+    decoder = json.JSONDecoder()
+    for line in path.read_text().splitlines():
+        line, pos = line.strip(), 0
+        while pos < len(line):
+            value, pos = decoder.raw_decode(line, pos)
+            yield value
+            while pos < len(line) and line[pos].isspace():
+                pos += 1
 
 
 def session_files(folder: Path, *suffixes: str) -> list[Path]:

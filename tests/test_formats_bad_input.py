@@ -120,3 +120,17 @@ def test_numbers_past_float_range_are_read_not_dropped(tmp_path: Path) -> None:
     rows = list(iter_jsonl(log, ctx))
     assert [n for n, _ in rows] == [1, 2] and rows[0][1]["b"] == "x"
     assert rows[0][1]["a"] == float("inf") and not ctx.issues
+
+
+def test_two_records_run_together_on_one_line_are_both_read(tmp_path: Path) -> None:
+    # A later run appended to a log whose last record had lost its newline.
+    from pipeline.formats.jsonio import iter_jsonl
+
+    log = tmp_path / "joined.jsonl"
+    log.write_text('{"a": 1}\n{"b": 2}{"c": [3]}\n{"d": 4}\n{"e": 5} x\n')
+    ctx = ParseContext()
+    rows = list(iter_jsonl(log, ctx))
+    assert rows == [(1, {"a": 1}), (2, {"b": 2}), (2, {"c": [3]}), (3, {"d": 4})]
+    assert [str(i) for i in ctx.issues] == [
+        f"{log}:2: 2 JSON documents on one line; read each",
+        f"{log}:4: invalid JSON: unexpected content after document: line 1 column 10 (char 9)"]

@@ -5,7 +5,14 @@ import re
 from pathlib import Path
 
 import pytest
-from _formats_helpers import is_real_session, parse_all, parse_one, sample_notes, session_files
+from _formats_helpers import (
+    is_real_session,
+    json_records,
+    parse_all,
+    parse_one,
+    sample_notes,
+    session_files,
+)
 from conftest import FIXTURES
 
 from pipeline.formats.discover import sniff
@@ -16,8 +23,7 @@ SESSION = FIXTURES / "claude-code" / "-home-dev-shop" / "5f0c3a1e-2b7d-4c1e-9a44
 def count_calls(path: Path) -> tuple[int, int]:
     """Main-thread tool_use blocks, and tool_results that are errors or exit non-zero."""
     calls, failed = set(), set()
-    for line in path.read_text().splitlines():
-        rec = json.loads(line)
+    for rec in json_records(path):
         if rec.get("isSidechain"):
             continue
         content = (rec.get("message") or {}).get("content")
@@ -121,8 +127,8 @@ def test_real_samples(shared_trajectories: Path) -> None:
 
 def count_calls_any(path: Path) -> tuple[int, int]:
     calls = 0
-    for line in path.read_text().splitlines():
-        content = (json.loads(line).get("message") or {}).get("content")
+    for rec in json_records(path):
+        content = (rec.get("message") or {}).get("content")
         calls += sum(1 for b in content if b.get("type") == "tool_use") \
             if isinstance(content, list) else 0
     return calls, 0
@@ -158,3 +164,56 @@ def test_resumed_session_copies_are_not_new_calls(tmp_path: Path) -> None:
     traj = parse_one(path)
     assert (traj.tool_calls, traj.failed_calls) == (7, 3) == count_calls(path)
     assert not traj.issues
+
+
+def test_result_of_a_call_before_the_file_is_no_call(tmp_path: Path) -> None:
+    # A log that starts mid-session: its first line answers a call made in the part before.
+    base = {"sessionId": "s1", "isSidechain": False, "timestamp": "2026-02-02T06:24:36Z"}
+    recs = [
+        {**base, "type": "user", "uuid": "u1", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_before", "is_error": True,
+             "content": "The user doesn't want to proceed with this tool use."}]}},
+        {**base, "type": "user", "uuid": "u2",
+         "message": {"role": "user", "content": "run the tests"}},
+        {**base, "type": "assistant", "uuid": "a1", "message": {
+            "id": "m1", "role": "assistant", "model": "claude-sonnet-4-5", "content": [
+                {"type": "tool_use", "id": "toolu_here", "name": "Bash",
+                 "input": {"command": "pytest"}}]}},
+        {**base, "type": "user", "uuid": "u3", "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_here", "is_error": True,
+             "content": "Exit code 1"}]}},
+    ]
+    path = tmp_path / "part2.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    trajs, issues = parse_all(path)
+    [traj] = trajs
+    assert (traj.tool_calls, traj.failed_calls) == (1, 1) == count_calls(path)
+    assert [s.tool for s in traj.steps if s.kind == "tool"] == ["bash"]
+    assert traj.task == "run the tests"
+    assert [(i.line, "toolu_before" in i.message) for i in issues] == [(1, True)]
+
+
+def test_exit_code_echoed_by_the_command_is_output_not_the_exit(tmp_path: Path) -> None:
+    # Claude Code opens a failed Bash result with "Exit code N"; ``cmd; echo "Exit code: $?"``
+    # prints the same words last, and that call (the echo) exited 0.
+    base = {"sessionId": "s1", "isSidechain": False, "timestamp": "2026-01-06T18:02:36Z"}
+    recs: list[dict] = [{**base, "type": "user", "uuid": "u0",
+                         "message": {"role": "user", "content": "try a bad subcommand"}}]
+    results = {"t1": (False, 'Unknown command "enabl".\nExit code: 1'),
+               "t2": (True, "Exit code 1\nUsage:\n  entire [command]")}
+    for n, (tid, (is_error, text)) in enumerate(results.items()):
+        recs += [
+            {**base, "type": "assistant", "uuid": f"a{n}", "message": {
+                "id": f"m{n}", "role": "assistant", "content": [
+                    {"type": "tool_use", "id": tid, "name": "Bash",
+                     "input": {"command": "entire enabl 2>&1; echo \"Exit code: $?\""}}]}},
+            {**base, "type": "user", "uuid": f"r{n}", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tid, "is_error": is_error,
+                 "content": text}]}},
+        ]
+    path = tmp_path / "echo.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    traj = parse_one(path)
+    tools = [s for s in traj.steps if s.kind == "tool"]
+    assert [(s.exit_code, s.is_error) for s in tools] == [(None, False), (1, True)]
+    assert (traj.tool_calls, traj.failed_calls) == (2, 1) == count_calls(path)

@@ -4,7 +4,7 @@ import json
 import re
 from pathlib import Path
 
-from _formats_helpers import is_real_session, parse_one, sample_notes, session_files
+from _formats_helpers import is_real_session, json_records, parse_one, sample_notes, session_files
 from conftest import FIXTURES
 
 from pipeline.formats.discover import sniff
@@ -22,8 +22,7 @@ def count_calls(path: Path) -> tuple[int, int]:
     calls: list[str] = []
     ends: dict[str, dict] = {}
     outputs: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        rec = json.loads(line)
+    for rec in json_records(path):
         # Pre-Sept-2025 rollouts have bare response items, no {timestamp,type,payload} wrapper.
         p = rec["payload"] if isinstance(rec.get("payload"), dict) else rec
         t = p.get("type")
@@ -98,3 +97,29 @@ def test_schema_ref_parses(shared_trajectories: Path) -> None:
     traj = parse_one(path)
     assert traj.tool_calls == count_calls(path)[0]
     assert any(s.kind == "compaction" for s in traj.steps)
+
+
+def test_code_mode_script_states_the_exit_code_it_printed(tmp_path: Path) -> None:
+    # Newer rollouts run a script (``exec``) that calls the tools and prints their results;
+    # no exec_command_end is written. The first result printed as JSON gives the exit code.
+    def out(cid: str, *texts: str) -> dict:
+        return {"type": "response_item", "payload": {
+            "type": "custom_tool_call_output", "call_id": cid,
+            "output": [{"type": "input_text", "text": t} for t in texts]}}
+
+    head = "Script completed\nWall time 0.3 seconds\nOutput:\n"
+    recs = [{"type": "session_meta", "payload": {"id": "s1", "cli_version": "0.144.3"}}]
+    for cid in ("c1", "c2", "c3"):
+        recs.append({"type": "response_item", "payload": {
+            "type": "custom_tool_call", "call_id": cid, "name": "exec",
+            "input": 'const r = await tools.exec_command({cmd: "git show x"});'
+                     "text(JSON.stringify(r));"}})
+    recs += [out("c1", head, '{"chunk_id": "a1", "exit_code": 128, "output": "fatal: bad"}',
+                 '{"exit_code": 0, "output": ""}'),
+             out("c2", head, '{"chunk_id": "b2", "exit_code": 0, "output": "ok"}'),
+             out("c3", head, 'grep says: "exit_code": 1 (a line of output, not a result)')]
+    path = tmp_path / "rollout-code-mode.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in recs) + "\n")
+    traj = parse_one(path)
+    assert [s.exit_code for s in traj.steps if s.kind == "tool"] == [128, 0, None]
+    assert (traj.tool_calls, traj.failed_calls) == (3, 1)

@@ -84,7 +84,8 @@ def test_real_samples(shared_trajectories: Path) -> None:
         traj = parse_one(path)
         assert (traj.tool_calls, traj.failed_calls) == count_calls(path), path
         models = Counter(m["model"] for m in raw_messages(path) if m.get("model"))
-        assert traj.model == models.most_common(1)[0][0], path
+        # A chat whose only message is a warning (a failed hook at exit) names no model.
+        assert traj.model == (models.most_common(1)[0][0] if models else None), path
         if any(m.get("tokens") for m in raw_messages(path)):
             assert traj.tokens_in, path
 

@@ -188,6 +188,51 @@ def test_code_types_fixtures_and_placeholder_urls_survive(text: str) -> None:
     assert redact(text) == text
 
 
+# Placeholders, names and paths that read like secrets to a loose check.
+NOT_SECRETS = [
+    'export GH_TOKEN="github_pat_xxxx"',  # a token's prefix, its tail left out
+    "PLAUSIBLE_API_KEY=plb_xxx make run",
+    "ANTHROPIC_API_KEY=sk-ant-... claude",
+    'assert req.headers["Authorization"] == "Bearer MY-ACCESS-TOKEN"',  # a slot in capitals
+    "Restored cache from key 'node-cache-Linux-x64-npm-3f9a2c41d0b7e6a5c4d3e2f1a0b9c8d7e6f5a4b3'",
+    "- vault: API key setup (file: r7/kv-op-beta/SKILL.md)",  # a relative file path
+    "  --token                      Use the token from the keychain",  # a help-text column
+]
+
+
+@pytest.mark.parametrize("text", NOT_SECRETS)
+def test_placeholders_cache_keys_paths_and_help_columns_survive(text: str) -> None:
+    assert scan(text) == []
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("POSTHOG_API_KEY=phc_Zx81kQv0pL3mN7rT2wYb entire help",
+     "POSTHOG_API_KEY=[REDACTED:secret-assignment] entire help"),
+    ('"Authorization": "Bearer Zx81kQv0pL3mN7rT2wYbQ4"',
+     '"Authorization": "Bearer [REDACTED:bearer-token]"'),
+    ("mysql --password  Zx81kQv0pL3mN7rT2wYb", "mysql --password  [REDACTED:credential-flag]"),
+    ("restore failed for key 'Zx81kQv0pL3mN7rT2wYbQ4x9'",
+     "restore failed for key '[REDACTED:secret-near-word]'"),
+    ("invalid token (Zx81kQv0/pL3mN7rT2wYb+Q4x9)", "invalid token ([REDACTED:secret-near-word])"),
+    # The name run into the value is kept; the value alone goes.
+    ("token rejected: SESSION=Zx81kQv0pL3mN7rT2wYbQ4",
+     "token rejected: SESSION=[REDACTED:secret-near-word]"),
+    ("auth failed: STRIPE_KEY=sk_live_Zx81kQv0pL3mN7rT2wYb",
+     "auth failed: STRIPE_KEY=[REDACTED:stripe-secret-key]"),
+])
+def test_real_looking_values_in_the_same_places_still_go(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+def test_a_placeholder_is_never_learned() -> None:
+    memory = SessionSecrets()
+    for value in ("github_pat_xxxx", "plb_xxxxxxxx", "sk-ant-...", "MY-ACCESS-TOKEN"):
+        memory.learn(value, "secret-assignment")
+        assert value not in memory
+    memory.learn("phc_Zx81kQv0pL3mN7rT2wYb", "secret-assignment")
+    assert "phc_Zx81kQv0pL3mN7rT2wYb" in memory
+
+
 def test_placeholders_never_swallow_text_after_the_value() -> None:
     text = 'cfg = {"password": "Zq8#vL2mWx4p", "host": "db"}\\n    retry()'
     assert redact(text) == 'cfg = {"password": "[REDACTED:password]", "host": "db"}\\n    retry()'
