@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Literal
 
 from ..config import Settings
+from ..lessons.delta import command_of
 from ..lessons.episodes import SessionEpisodes, build_episodes, failed
 from ..lessons.mechanisms import fill, pick
 from ..lessons.tables import CLASS_BY_ID, EDIT_TOOLS
@@ -398,6 +399,13 @@ def lesson_evidence(session: SessionEpisodes, finding: Finding,
     trap = tuple(i for i in finding.steps if i < fix and failed(steps[i], infos[i]))
     if not trap:
         return None
+    if failed(steps[fix], infos[fix]):
+        # The loop's error is gone but the step reports another one (lint findings where
+        # ruff could not spawn): the proof is the same command passing later, if it does.
+        command = command_of(steps[fix])
+        later = next((k for k in range(fix + 1, len(steps)) if command and
+                      command_of(steps[k]) == command and not failed(steps[k], infos[k])), None)
+        fix = later if later is not None else fix
     output = steps[trap[-1]].output or ""
     # A refusal has no error word: its first line (the person's words) is what it says.
     quote = error_line(output) or next((ln for ln in output.splitlines() if ln.strip()), "")
