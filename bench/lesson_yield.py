@@ -27,12 +27,12 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _samples import SHARED, december_batch, held_out  # noqa: E402
 
+from pipeline.config import Settings  # noqa: E402
 from pipeline.formats.base import ParseContext  # noqa: E402
 from pipeline.formats.discover import discover, parse_source  # noqa: E402
 from pipeline.lessons.digest import build_digest  # noqa: E402
 from pipeline.lessons.episodes import build_episodes  # noqa: E402
 from pipeline.llm.registry import get_backend  # noqa: E402
-from pipeline.config import Settings  # noqa: E402
 from pipeline.stages.learn import checked, instructions, learn_schema, parse_learn_reply  # noqa: E402
 
 
@@ -112,8 +112,40 @@ def main() -> None:
         print("\nrecorded replies: proposed / verified / rejected by rule (first round)")
         for fmt in sorted(proposed):
             print(f"  {fmt:<15}{proposed[fmt]:>4} {verified[fmt]:>4}  {dict(rejected[fmt])}")
+    if replies:
+        _replay(args.replies, args.root)
     if args.write_requests:
         print(f"\nwrote {written} requests to {args.write_requests}")
+
+
+def _replay(path: Path, root: Path) -> None:
+    """The recorded sessions through ``orf mine`` (gemini backend, fake server, send-backs)."""
+    import tempfile
+
+    from google import genai
+    from google.genai import types
+
+    from pipeline.config import load_settings
+    from pipeline.mine import mine
+    from pipeline.testing.fake_gemini import FakeGemini
+    from pipeline.testing.replay import Replayer, load_replies
+
+    recorded = load_replies(path)
+    paths = sorted({root / e["file"] for e in recorded.values()})
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = load_settings({"store": Path(tmp) / "experiences", "backend": "gemini",
+                                  "ledger": Path(tmp) / "ledger.db",
+                                  "max_sessions_per_run": 100_000})
+        replayer = Replayer(recorded)
+        with FakeGemini(responder=replayer) as server:
+            client = genai.Client(api_key="replay",
+                                  http_options=types.HttpOptions(base_url=server.url))
+            s = mine(paths, settings, client=client)
+            calls = server.model_calls
+    print(f"\nreplayed through orf mine: {len(recorded)} recorded sessions, {calls} model calls "
+          f"({len(replayer.send_backs)} send-backs); written {s.drafts['new'] + s.drafts['related']}"
+          f", reinforced {s.drafts['duplicate']}, dropped {s.drafts['dropped']}: "
+          f"{dict(s.dropped)}")
 
 
 if __name__ == "__main__":
