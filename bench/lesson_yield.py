@@ -142,8 +142,9 @@ def _replay(path: Path, root: Path) -> None:
                                   http_options=types.HttpOptions(base_url=server.url))
             s = mine(paths, settings, client=client)
             calls = server.model_calls
+    written = s.drafts["new"] + s.drafts["related"]
     print(f"\nreplayed through orf mine: {len(recorded)} recorded sessions, {calls} model calls "
-          f"({len(replayer.send_backs)} send-backs); written {s.drafts['new'] + s.drafts['related']}"
+          f"({len(replayer.send_backs)} send-backs); written {written}"
           f", reinforced {s.drafts['duplicate']}, dropped {s.drafts['dropped']}: "
           f"{dict(s.dropped)}")
 

@@ -86,3 +86,22 @@ def test_a_long_session_is_cut_into_at_most_two_chunks_within_budget(tmp_path: P
 def test_a_session_without_failure_or_correction_has_no_digest(tmp_path: Path) -> None:
     s = session_of(claude_log(tmp_path / "s.jsonl", [bash("pytest", "3 passed")]))
     assert s.episodes == [] and build_digest(s).chunks == ()
+
+
+def test_the_digest_keeps_indentation_and_the_options_a_command_ran_with(tmp_path: Path) -> None:
+    edit = ("Edit", {"file_path": "/home/dev/shop/main.go", "old_string": "\t\treturn nil",
+                     "new_string": "\t\treturn err"},
+            "<tool_use_error>String to replace not found in file.</tool_use_error>", True)
+    escalated = ("Bash", {"command": "git add main.go", "sandbox_permissions":
+                          "require_escalated", "timeout": 5000}, "", False)
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        edit,
+        ("Read", {"file_path": "/home/dev/shop/main.go"}, "     1\tfunc f() error {\n"
+         "     2\t\t\treturn nil", False),
+        bash("git add main.go", "fatal: Unable to create '.git/index.lock': Operation not "
+             "permitted", error=True),
+        escalated,
+    ], cwd="/home/dev/shop"))
+    text = build_digest(s).chunks[0].text
+    assert "#1 [edit] edit main.go => error\n    - \\t\\treturn nil\n    + \\t\\treturn err" in text
+    assert "#4 [bash] git add main.go [sandbox_permissions=require_escalated] => ok" in text

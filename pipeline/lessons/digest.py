@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..detect.actions import Info
 from ..model import Step
-from ..normalize import error_line
+from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact
 from .delta import command_of, path_of
 from .episodes import Episode, SessionEpisodes, failed
@@ -23,6 +23,11 @@ from .symptom import error_body
 from .text import relativize, roots_of
 
 OPEN, CLOSE = "<<<LOG", "LOG>>>"
+_COMMAND_KEYS = ("command", "cmd", "CommandLine")
+_OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
+_NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
+_PLACE_KEYS = frozenset({"workdir", "cwd", "dir", "directory", "Cwd", "login", "shell"})
+"""Where a command ran: the digest's paths are already relative to it."""
 MAX_CHUNKS = 2
 """Digests sent for one session at most (with one send-back: at most 3 calls a session)."""
 DEFAULT_BUDGET = 4000
@@ -42,11 +47,11 @@ class _Level:
 
 # Tried in turn until the episodes fit; the last level is the floor a chunk is cut at.
 _LEVELS = (
-    _Level(fail_lines=14, fail_chars=1400, ok_lines=4, ok_chars=300, words=300, edit=300,
+    _Level(fail_lines=14, fail_chars=1400, ok_lines=4, ok_chars=300, words=300, edit=600,
            task=2000),
-    _Level(fail_lines=10, fail_chars=900, ok_lines=2, ok_chars=200, words=200, edit=200,
+    _Level(fail_lines=10, fail_chars=900, ok_lines=2, ok_chars=200, words=200, edit=300,
            task=1200),
-    _Level(fail_lines=6, fail_chars=600, ok_lines=1, ok_chars=120, words=140, edit=140,
+    _Level(fail_lines=6, fail_chars=600, ok_lines=1, ok_chars=120, words=140, edit=160,
            task=800),
 )
 
@@ -125,13 +130,43 @@ def error_lines(output: str, lines: int, chars: int) -> list[str]:
     return out
 
 
+def _lines(text: str, chars: int, mark: str) -> list[str]:
+    """An edit's text line by line, indentation kept visible (tabs as ``\\t``), bounded."""
+    out, used = [], 0
+    for line in text.splitlines() or [""]:
+        body = line.lstrip(" \t")
+        shown = line[: len(line) - len(body)].replace("\t", "\\t") + _clip(body, 200)
+        if used + len(shown) > chars:
+            out.append(f"    {mark} …")
+            break
+        out.append(f"    {mark} {shown}")
+        used += len(shown) + 1
+    return out
+
+
+def _options(step: Step) -> str:
+    """A command's other arguments that change how it runs (``sandbox_permissions=…``)."""
+    shown = [f"{k}={v}" for k, v in (step.args or {}).items()
+             if k not in _COMMAND_KEYS and k not in VOLATILE_KEYS and k not in _PLACE_KEYS
+             and isinstance(v, (str, int, float, bool)) and len(str(v)) <= 80]
+    return f" [{', '.join(shown)}]" if shown else ""
+
+
+def _arg(step: Step, keys: tuple[str, ...]) -> str:
+    args = step.args or {}
+    return next((v for k in keys if isinstance(v := args.get(k), str) and v), "")
+
+
+def _indent(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))].replace("\t", "\\t")
+
+
 def _action(step: Step, info: Info, level: _Level) -> str:
     if info.edit_old is not None or info.edit_new is not None:
-        return (f"edit {path_of(step, info)}: replace {_one(info.edit_old or '', level.edit)!r}"
-                f" with {_one(info.edit_new or '', level.edit)!r}")
+        return f"edit {path_of(step, info)}"
     command = command_of(step)
     if command:
-        return _one(command, 400)
+        return _one(command, 400) + _options(step)
     label = info.label or step.tool or "?"
     return _one(label, 300)
 
@@ -155,13 +190,19 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
              f"{_status(step, info)}"]
     if step.text and step.text.strip():
         lines.insert(0, f"#{step.index} [agent] {_one(step.text, level.words)}")
+    if info.edit_old is not None or info.edit_new is not None:
+        # The raw arguments: the detector's copy is stripped, and indentation is evidence.
+        lines += _lines(_arg(step, _OLD_KEYS) or info.edit_old or "", level.edit, "-")
+        lines += _lines(_arg(step, _NEW_KEYS) or info.edit_new or "", level.edit, "+")
     output = step.output or ""
     if failed(step, info):
         lines.extend("    " + ln for ln in error_lines(output, level.fail_lines,
                                                        level.fail_chars))
     elif output.strip():
         shown = [ln for ln in output.splitlines() if ln.strip()][: level.ok_lines]
-        lines.extend("    " + _clip(ln, level.ok_chars) for ln in shown)
+        # Leading whitespace kept (tabs spelled out): an indentation mismatch is a lesson.
+        lines.extend("    " + _indent(ln) + _clip(ln.lstrip(" \t"), level.ok_chars)
+                     for ln in shown)
     return lines
 
 
