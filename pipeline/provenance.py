@@ -14,13 +14,30 @@ where a method changed it.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 VERSION = 1
 """Version of the mapping we write; bump when keys change meaning."""
+_HOME = re.compile(r"^(?:/Users|/home)/[^/]+/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]")
+
+
+def portable_path(path: str, root: Path | None) -> str:
+    """``path`` relative to ``root`` when inside it, ``~/…`` under a home folder, else as is."""
+    p = Path(path)
+    if root is not None and p.is_absolute():
+        try:
+            return p.resolve().relative_to(root).as_posix()
+        except ValueError:
+            pass
+    home = str(Path.home())
+    if home not in ("/", "") and path.startswith(home.rstrip("/") + "/"):
+        return "~/" + path[len(home.rstrip("/")) + 1:]
+    return _HOME.sub("~/", path, count=1)
 
 
 class SessionRef(BaseModel):
@@ -275,6 +292,27 @@ class Provenance(BaseModel):
         extra = self.__pydantic_extra__ or {}
         return {k: self._unreadable[k] if k in self._unreadable
                 else extra[k] if k in extra else getattr(self, k) for k in self._keys}
+
+    def portable(self, root: Path | None) -> Provenance:
+        """Log paths as a teammate can read them (a PR must not publish user names).
+
+        Relative to the store's repository ``root`` when inside it, else ``~/…`` for a home
+        folder (no user name), else as given.
+        """
+        if not (self.source_paths or any(s.path for s in self.sessions)):
+            return self
+        out = self
+        if self.source_paths:
+            out = out._set(source_paths=[portable_path(p, root) for p in self.source_paths])
+        if any(s.path for s in self.sessions):
+            sessions = []
+            for ref in out.sessions:
+                if ref.path and not ref.is_bare:
+                    ref = ref.model_copy(update={"path": portable_path(ref.path, root)})
+                    ref._keys = list(ref._keys)
+                sessions.append(ref)
+            out = out._set(sessions=sessions)
+        return out
 
     def session_ids(self) -> list[str]:
         """Ids of its sessions, in order."""

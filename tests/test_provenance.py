@@ -185,3 +185,21 @@ def test_a_draft_carries_it_typed_and_dumps_the_mapping() -> None:
     draft.provenance = {"signature": "b2:assigned"}  # type: ignore[assignment]
     assert draft.provenance.signature == "b2:assigned"  # read on assignment too
     assert make_draft(provenance={}).model_dump()["provenance"] == {}
+
+
+def test_log_paths_are_written_as_a_teammate_can_read_them(tmp_path: Path) -> None:
+    from pipeline.provenance import Provenance, portable_path
+
+    repo = tmp_path / "repo"
+    (repo / "logs").mkdir(parents=True)
+    assert portable_path(str(repo / "logs" / "s.jsonl"), repo.resolve()) == "logs/s.jsonl"
+    assert portable_path("/home/alice/.claude/projects/p/s.jsonl", None) == (
+        "~/.claude/projects/p/s.jsonl")
+    assert portable_path("/Users/bob/code/s.jsonl", repo) == "~/code/s.jsonl"
+    assert portable_path("C:\\Users\\bob\\s.jsonl", None) == "~/s.jsonl"
+    assert portable_path("/srv/logs/s.jsonl", repo) == "/srv/logs/s.jsonl"
+    prov = Provenance.read({"sessions": [{"id": "s1", "path": "/home/alice/a.jsonl",
+                                          "steps": "1-2"}, "s2"],
+                            "source_paths": ["/home/alice/a.jsonl"]}).portable(None)
+    assert prov.wire()["sessions"] == [{"id": "s1", "path": "~/a.jsonl", "steps": "1-2"}, "s2"]
+    assert prov.wire()["source_paths"] == ["~/a.jsonl"]

@@ -17,10 +17,12 @@ from __future__ import annotations
 import datetime
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import StoreError
 from ..fsutil import remove_stale_temps
+from ..gitutil import repo_root
 from ..hashing import value_hash
 from ..ledger import Ledger, WriteIntent
 from ..model import Draft
@@ -211,7 +213,9 @@ def write_candidates(
     """
     report = WriteReport()
     seen = now_iso()
+    root = repo_root(Path(store.root))
     for item in items:
+        item.draft.provenance = item.draft.provenance.portable(root)
         dec = item.decision
         target = dec.target
         if target is None and dec.run_index is not None:
