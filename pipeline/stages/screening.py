@@ -138,11 +138,17 @@ def _provenance(draft: Draft, scan: SessionScan, verdict: Verdict,
                 backend: Backend) -> tuple[str, int]:
     sig = draft_signature(draft)
     sigs = draft_signatures(draft)
-    related = [f for f in scan.findings if f.signature in sigs] or scan.findings
-    wasted = sum(f.wasted_steps for f in related)
+    if draft.provenance.finding_kind == "episode":
+        # A draft a model (or the user's agent) wrote from an episode cites its own steps.
+        cited = (draft.provenance.model_extra or {}).get("evidence") or {}
+        steps = [*cited.get("trap_steps", ()), *cited.get("fix_steps", ())]
+        wasted = draft.provenance.wasted_steps or 0
+    else:
+        related = [f for f in scan.findings if f.signature in sigs] or scan.findings
+        steps = [i for f in related for i in f.steps]
+        wasted = sum(f.wasted_steps for f in related)
     session = SessionRef(id=scan.session_id, path=scan.path, format=scan.format,
-                         steps=_steps_label(i for f in related for i in f.steps),
-                         wasted_steps=wasted)
+                         steps=_steps_label(steps), wasted_steps=wasted)
     draft.provenance = draft.provenance.screened(
         sig, session, verdict.model_dump(mode="json"), backend.name, backend.model)
     return sig, wasted
