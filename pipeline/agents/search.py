@@ -226,9 +226,18 @@ def _parse(root: Path, rel: str) -> Doc | None:
         exp = parse_experience(root / rel)
     except StoreError:
         return None  # `orf validate` reports it; search goes on without it
-    if not exp.id:
-        return None
+    if not exp.id or withheld(exp) is not None:
+        return None  # never served: `orf search` names it (``withheld``)
     return make_doc(exp, rel)
+
+
+def withheld(exp: Any) -> str | None:
+    """Why a playbook of the store is not served to agents (an injected instruction), or None."""
+    from ..safety import unsafe_reason
+
+    texts = (exp.title, exp.description, exp.objective, exp.trap, exp.insight,
+             exp.validated_path, *exp.checklist)
+    return next((why for t in texts if (why := unsafe_reason(t or "")) is not None), None)
 
 
 class SearchIndex:

@@ -14,7 +14,7 @@ import yaml
 
 from ..errors import StoreError
 from ..orf import Store, check_domain
-from .search import Hit, SearchIndex
+from .search import Hit, SearchIndex, withheld
 
 
 def dump_yaml(data: dict[str, Any]) -> str:
@@ -59,7 +59,11 @@ def frontmatter_rows(store: Store, category: str) -> list[dict[str, Any]]:
 
 def experience_text(store: Store, exp_id: str) -> str:
     """What ``orf read-experience --id EXP_ID`` prints: the playbook file as is."""
-    path = store.read_experience(exp_id).path
+    exp = store.read_experience(exp_id)
+    why = withheld(exp)
+    if why is not None:
+        raise StoreError(f"{exp_id} is not served: {why} (review {exp.path})")
+    path = exp.path
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

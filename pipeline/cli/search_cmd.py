@@ -9,7 +9,7 @@ import click
 import orjson
 
 from ..agents import views
-from ..agents.search import SearchIndex
+from ..agents.search import SearchIndex, withheld
 from ..errors import StoreError
 from ..exit_codes import EXIT_USAGE
 from ..orf import Store
@@ -49,6 +49,11 @@ def search(query: tuple[str, ...], limit: int, store: Path | None, as_json: bool
                          f"create one with `orf init --store {orf.root}`")
     hits = SearchIndex.load(orf.root).search(text, limit)
     data = views.search_data(orf.root, hits)
+    for exp in orf.experiences():
+        why = withheld(exp)
+        if why is not None:
+            click.echo(f"orf: not served: {exp.id} ({exp.path}): {why}; review or remove it",
+                       err=True)
     if as_json:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:

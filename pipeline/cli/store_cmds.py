@@ -10,7 +10,9 @@ import click
 import orjson
 import yaml
 
+from ..agents.search import withheld
 from ..agents.views import frontmatter_rows
+from ..errors import StoreError
 from ..exit_codes import EXIT_ERROR
 from ..orf import Store, check_domain, validate_store
 from .app import EXIT_CODES_HELP, json_option, main, settings_from, store_option
@@ -80,6 +82,10 @@ def read_experience(exp_id: str, store: Path | None, as_json: bool) -> None:
       orf read-experience --id EXP-20260720-0001 --json | jq .insight
     """
     experience = _open_store(store).read_experience(exp_id)
+    why = withheld(experience)
+    if why is not None:
+        # The verb agents call to follow a playbook: an injected line never reaches them.
+        raise StoreError(f"{exp_id} is not served: {why} (review {experience.path})")
     if as_json:
         click.echo(orjson.dumps(experience.to_dict(), option=orjson.OPT_INDENT_2).decode())
     else:

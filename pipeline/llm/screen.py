@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from ..model import Draft
 from ..privacy import leak_kinds
+from ..safety import INJECTION
 
 DESCRIPTION_MAX = 1024
 DOMAIN_SLUG = re.compile(r"[a-z0-9][a-z0-9-]{0,63}\Z")
@@ -28,9 +29,6 @@ _OVERRIDES: list[tuple[str, re.Pattern[str]]] = [
          r"constraints|safety)"),
         ("instruction override", r"\b(?:you are now|from now on,? you|new instructions?:|"
          r"system prompt:|act as (?:an? )?(?:unrestricted|jailbroken)|developer mode)"),
-        ("injected instruction", r"</?\s*(?:system|assistant|tool_output|tool_result|"
-         r"function_results|instructions?)\s*>|\bnew (?:policy|instructions?)\s*:|"
-         r"\byou must now\b|<!--|[\u200b-\u200f\u2060\ufeff]"),
         ("disables checks", r"--no-verify\b|\bcore\.hooksPath\s*=?\s*/dev/null"),
         ("disables checks", r"\b(?:disable|skip|remove|delete|comment out|turn off|bypass)\s+"
          r"(?:all\s+|the\s+|any\s+)?(?:failing\s+)?(?:tests?|test suite|checks?|linters?|"
@@ -99,7 +97,7 @@ def override_reasons(field: str, text: str) -> list[str]:
     """
     out: list[str] = []
     seen: set[str] = set()
-    for label, pattern in _OVERRIDES:
+    for label, pattern in (*INJECTION, *_OVERRIDES):
         m = pattern.search(text)
         if m and label not in seen:
             seen.add(label)
