@@ -2,9 +2,11 @@
 
 ``tests/data/learn_replies.json`` holds what a strong model (a helper that had not seen orf's
 code, answering from the request text alone) replied to orf's learn requests for 30 real
-sample sessions, and to the send-backs of the drafts the verifier rejected. ``orf mine`` with
-the gemini backend reads those sessions through the fake Gemini server; the counts below are
-what the verifier and the screens make of the replies.
+sample sessions (the tuning split), and to the send-backs of the drafts the verifier
+rejected; ``learn_replies_heldout.json`` the same for the 25 sessions with an episode of the
+held-out third of the December batch, scored once. ``orf mine`` with the gemini backend reads
+those sessions through the fake Gemini server; the counts are what the verifier and the
+screens make of the replies.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 from google import genai
@@ -24,13 +27,30 @@ from pipeline.orf import Store, validate_store
 from pipeline.testing.fake_gemini import FakeGemini
 from pipeline.testing.replay import Replayer, load_replies, request_text
 
-REPLIES = Path(__file__).resolve().parent / "data" / "learn_replies.json"
+DATA = Path(__file__).resolve().parent / "data"
 pytestmark = [pytest.mark.episodes, pytest.mark.slow]
 
+CASES = {
+    # sessions read beyond the recording (other sessions of the same files get an empty
+    # reply), learn calls, send-backs, other calls (dedupe asking about a look-alike pair),
+    # drafts by outcome, dropped by reason (the quality screen names each field it objects to)
+    "learn_replies.json": dict(
+        extra=2, learn_calls=46, send_backs=8, other_calls=1,
+        drafts={"new": 23, "related": 1, "duplicate": 2, "dropped": 5},
+        dropped={"verifier path_ran": 2, "verifier error_gone": 1, "text cut mid-token": 2,
+                 "boilerplate as the error": 2}, rejected=3),
+    "learn_replies_heldout.json": dict(
+        extra=0, learn_calls=43, send_backs=11, other_calls=0,
+        drafts={"new": 24, "duplicate": 1, "dropped": 5},
+        dropped={"verifier path_ran": 4, "verifier error_quoted": 1}, rejected=5),
+}
 
+
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_recorded_replies_give_exact_counts_and_a_rerun_costs_nothing(
-        shared_trajectories: Path, tmp_path: Path) -> None:
-    recorded = load_replies(REPLIES)
+        name: str, shared_trajectories: Path, tmp_path: Path) -> None:
+    want: dict[str, Any] = CASES[name]
+    recorded = load_replies(DATA / name)
     paths = sorted({shared_trajectories / e["file"] for e in recorded.values()})
     settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
                               "jobs": 2, "backend": "gemini", "max_sessions_per_run": 1000})
@@ -45,23 +65,22 @@ def test_recorded_replies_give_exact_counts_and_a_rerun_costs_nothing(
         again = mine(paths, settings, client=client)  # type: ignore[arg-type]
         assert server.model_calls == calls and again.llm_calls == 0
     assert first.exit_code == 0, first.errors
-    # every session read, none over three calls (two digest chunks and one send-back)
-    # (the files hold two more sessions than were recorded: they get an empty reply)
-    assert set(recorded) < set(per_session) and len(per_session) == len(recorded) + 2
+    # every recorded session read, none over three calls (two digest chunks and a send-back)
+    assert set(recorded) <= set(per_session)
+    assert len(per_session) == len(recorded) + want["extra"]
     assert max(per_session.values()) == 3
-    assert (sum(per_session.values()), len(replayer.send_backs)) == (46, 8)
-    assert calls - sum(per_session.values()) == 1  # dedupe asked about one look-alike pair
-    assert {k: n for k, n in first.drafts.items() if n} == {
-        "new": 23, "related": 1, "duplicate": 2, "dropped": 5}
-    # by reason: the quality screen names each field it objects to
-    assert first.dropped == Counter({"verifier path_ran": 2, "verifier error_gone": 1,
-                                     "text cut mid-token": 2, "boilerplate as the error": 2})
+    learn_calls = sum(per_session.values())
+    assert (learn_calls, len(replayer.send_backs), calls - learn_calls) == (
+        want["learn_calls"], want["send_backs"], want["other_calls"])
+    assert {k: n for k, n in first.drafts.items() if n} == want["drafts"]
+    assert first.dropped == Counter(want["dropped"])
     exps = Store(tmp_path / "experiences").experiences()
-    assert len(exps) == 24 and validate_store(tmp_path / "experiences") == []
+    written = want["drafts"]["new"] + want["drafts"].get("related", 0)
+    assert len(exps) == written and validate_store(tmp_path / "experiences") == []
     with Ledger(tmp_path / "l.db") as led:
         rows = led.db.execute("SELECT reason FROM candidates WHERE status = 'dropped' AND "
                               "reason LIKE 'rejected:%'").fetchall()
-    assert len(rows) == 3
+    assert len(rows) == want["rejected"]
     for exp in exps:
         prov = exp.provenance or {}
         assert prov["drafted_by"] == "model" and prov["finding_kind"] == "episode"
