@@ -105,3 +105,16 @@ def test_the_digest_keeps_indentation_and_the_options_a_command_ran_with(tmp_pat
     text = build_digest(s).chunks[0].text
     assert "#1 [edit] edit main.go => error\n    - \\t\\treturn nil\n    + \\t\\treturn err" in text
     assert "#4 [bash] git add main.go [sandbox_permissions=require_escalated] => ok" in text
+
+
+def test_a_patch_is_shown_line_by_line_in_its_order(tmp_path: Path) -> None:
+    patch = ("*** Begin Patch\n*** Update File: app.go\n@@\n func a() {\n-\treturn 1\n+\treturn 2\n"
+             "@@\n func b() {\n+\tlog()\n*** End Patch")
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        ("apply_patch", {"input": patch}, "apply_patch verification failed: Failed to find "
+         "expected lines in app.go", True),
+        bash("go test ./...", "ok"),
+    ]))
+    text = build_digest(s).chunks[0].text
+    assert ("    | @@\n    |  func a() {\n    | -\\treturn 1\n    | +\\treturn 2\n    | @@\n"
+            "    |  func b() {\n    | +\\tlog()\n") in text

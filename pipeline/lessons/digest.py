@@ -26,6 +26,7 @@ OPEN, CLOSE = "<<<LOG", "LOG>>>"
 _COMMAND_KEYS = ("command", "cmd", "CommandLine")
 _OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
 _NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
+_BODY_KEYS = ("input", "patch", "code", "script", "content", "file_text")
 _PLACE_KEYS = frozenset({"workdir", "cwd", "dir", "directory", "Cwd", "login", "shell"})
 """Where a command ran: the digest's paths are already relative to it."""
 MAX_CHUNKS = 2
@@ -134,8 +135,11 @@ def _lines(text: str, chars: int, mark: str) -> list[str]:
     """An edit's text line by line, indentation kept visible (tabs as ``\\t``), bounded."""
     out, used = [], 0
     for line in text.splitlines() or [""]:
+        # A patch line's own mark (``+``, ``-``, a space) stays in front of its indentation.
+        lead = line[0] if mark == "|" and line[:1] in ("+", "-") else ""
+        line = line[len(lead):]
         body = line.lstrip(" \t")
-        shown = line[: len(line) - len(body)].replace("\t", "\\t") + _clip(body, 200)
+        shown = lead + line[: len(line) - len(body)].replace("\t", "\\t") + _clip(body, 200)
         if used + len(shown) > chars:
             out.append(f"    {mark} …")
             break
@@ -161,14 +165,26 @@ def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))].replace("\t", "\\t")
 
 
+def _body(step: Step) -> str:
+    """A call's multi-line text (a patch, a script, a heredoc), shown line by line.
+
+    Its order and indentation are often the lesson (hunks out of file order, a tab too few).
+    """
+    command = command_of(step)
+    if "\n" in command:
+        return command
+    text = _arg(step, _BODY_KEYS)
+    return text if "\n" in text else ""
+
+
 def _action(step: Step, info: Info, level: _Level) -> str:
     if info.edit_old is not None or info.edit_new is not None:
         return f"edit {path_of(step, info)}"
     command = command_of(step)
     if command:
-        return _one(command, 400) + _options(step)
+        return _one(command.split("\n", 1)[0], 400) + _options(step)
     label = info.label or step.tool or "?"
-    return _one(label, 300)
+    return _one(label.split("\n", 1)[0], 300)
 
 
 def _status(step: Step, info: Info) -> str:
@@ -194,6 +210,9 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
         # The raw arguments: the detector's copy is stripped, and indentation is evidence.
         lines += _lines(_arg(step, _OLD_KEYS) or info.edit_old or "", level.edit, "-")
         lines += _lines(_arg(step, _NEW_KEYS) or info.edit_new or "", level.edit, "+")
+    elif body := _body(step):
+        rest = body.partition("\n")[2] if command_of(step) else body
+        lines += _lines(rest, level.edit * 2, "|")
     output = step.output or ""
     if failed(step, info):
         lines.extend("    " + ln for ln in error_lines(output, level.fail_lines,
