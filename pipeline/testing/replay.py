@@ -1,7 +1,8 @@
 """Recorded model replies replayed by the fake Gemini server, keyed by what the request shows.
 
-A learn request names its session (``# Session <id> (``) and its digest chunk (the first
-``### Episode N: … at #step``); the recording maps both to the reply a model gave. A send-back
+A learn request names its session (``# Session <id> (``) and its episodes (``### Episode N:
+… at #step``); the recording maps a session and the first episode step of each digest chunk it
+was made from to the reply a model gave. A send-back
 request (the verifier's reasons appended) gets the recorded ``send-back`` reply of its
 session, or, when none was recorded, the first chunk's reply again: a model that keeps its
 answer. A request the recording does not know gets an empty answer (no drafts), never an
@@ -19,7 +20,7 @@ import orjson
 from .fake_gemini import Fault, text_reply
 
 _SESSION = re.compile(r"^# Session (\S+) \(", re.M)
-_FIRST = re.compile(r"^### Episode \d+: \w+ at #(\d+)", re.M)
+_EPISODE = re.compile(r"^### Episode \d+: \w+ at #(\d+)", re.M)
 SEND_BACK_MARK = "## The verifier rejected"
 UNKNOWN = {"verdict": {"outcome": "unknown", "reason": "not recorded", "confidence": 0.0},
            "drafts": []}
@@ -48,8 +49,16 @@ def reply_for(sessions: dict[str, Any], text: str) -> dict[str, Any]:
         if recorded is not None:
             return dict(recorded)
         return dict(next(iter(chunks.values()), UNKNOWN))
-    first = _FIRST.search(text)
-    return dict(chunks.get(first.group(1) if first else "", UNKNOWN))
+    # A recorded chunk answers the request showing its first episode; when the digest's cut
+    # moved, one request may show the first episodes of several recorded chunks: their drafts
+    # are joined, the verdict is the first's.
+    shown = set(_EPISODE.findall(text))
+    matched = [reply for start, reply in chunks.items() if start in shown]
+    if not matched:
+        return UNKNOWN
+    joined = dict(matched[0])
+    joined["drafts"] = [d for reply in matched for d in reply.get("drafts") or []]
+    return joined
 
 
 class Replayer:
