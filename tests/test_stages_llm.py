@@ -6,12 +6,13 @@ import pytest
 from _llm_helpers import STORE, fast_retry_waits, make_finding, make_traj  # noqa: F401
 
 from pipeline.config import Settings
+from pipeline.lessons.digest import CLOSE, OPEN, estimate_tokens
 from pipeline.llm.backend import LLMReply
 from pipeline.llm.registry import get_backend
 from pipeline.model import Draft, Finding, OutcomeHints, SourceInfo, Step, Trajectory
 from pipeline.stages.draft import draft_item_schema, draft_request, parse_draft_reply
 from pipeline.stages.judge import parse_judge_reply, verdict_from_log
-from pipeline.stages.view import CLOSE, OPEN, StoreContext, build_view, estimate_tokens
+from pipeline.stages.view import StoreContext, build_view
 
 HEURISTIC = get_backend(Settings())
 

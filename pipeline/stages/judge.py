@@ -20,12 +20,13 @@ import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..config import Settings
+from ..lessons.digest import estimate_tokens
 from ..llm.backend import Backend, LLMReply, LLMRequest
 from ..model import Finding, Trajectory, Verdict
 from ..privacy import redact
 from ..prompts import load_prompt
 from .judge_signals import Signal, collect_signals, deciding
-from .view import estimate_tokens, quote
+from .view import quote
 
 MIN_SUCCESS_CONFIDENCE = 0.7
 """Default of ``Settings.judge_min_confidence``: a model answer below it is recorded unknown."""

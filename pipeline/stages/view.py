@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..lessons.build import HARNESS_TAGS
+from ..lessons.digest import CLOSE, OPEN, estimate_tokens
 from ..lessons.text import relativize, roots_of
 from ..model import Finding, Lesson, Trajectory
 from ..normalize import truncate
@@ -27,8 +28,6 @@ from ..privacy import redact
 if TYPE_CHECKING:
     from .store_like import StoreLike
 
-OPEN = "<<<LOG"
-CLOSE = "LOG>>>"
 
 
 @dataclass
@@ -75,11 +74,6 @@ _LEVELS = [
     _Level(titles=0, category_desc=0, evidence=1, quote=80, step_text=120, task=200,
            findings=1),
 ]
-
-
-def estimate_tokens(text: str) -> int:
-    """Rough token count (about 4 characters a token) used for the budget."""
-    return (len(text) + 3) // 4
 
 
 def quote(text: str, limit: int) -> str:
