@@ -85,3 +85,21 @@ def test_recorded_replies_give_exact_counts_and_a_rerun_costs_nothing(
         prov = exp.provenance or {}
         assert prov["drafted_by"] == "model" and prov["finding_kind"] == "episode"
         assert prov["evidence"]["trap_steps"] and prov["evidence"]["fix_steps"]
+
+
+def test_batch_mode_reads_the_same_episodes_in_two_jobs(shared_trajectories: Path,
+                                                       tmp_path: Path) -> None:
+    """Round 1 holds every digest chunk, round 2 every send-back: the online outcome."""
+    want: dict[str, Any] = CASES["learn_replies_heldout.json"]
+    recorded = load_replies(DATA / "learn_replies_heldout.json")
+    paths = sorted({shared_trajectories / e["file"] for e in recorded.values()})
+    settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
+                              "jobs": 2, "backend": "gemini", "max_sessions_per_run": 1000})
+    replayer = Replayer(recorded)
+    with FakeGemini(responder=replayer) as server:
+        client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
+        run = mine(paths, settings, client=client, batch=True)  # type: ignore[arg-type]
+        assert server.count(":batchGenerateContent") == 2
+    assert len(replayer.send_backs) == want["send_backs"]
+    assert {k: n for k, n in run.drafts.items() if n} == want["drafts"]
+    assert run.dropped == Counter(want["dropped"])
