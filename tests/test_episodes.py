@@ -118,3 +118,13 @@ def test_a_patch_is_shown_line_by_line_in_its_order(tmp_path: Path) -> None:
     text = build_digest(s).chunks[0].text
     assert ("    | @@\n    |  func a() {\n    | -\\treturn 1\n    | +\\treturn 2\n    | @@\n"
             "    |  func b() {\n    | +\\tlog()\n") in text
+
+
+def test_a_long_edit_keeps_its_head_and_its_tail() -> None:
+    from pipeline.lessons.digest import _lines
+
+    text = "\n".join(f"line {i}" for i in range(40))
+    assert _lines(text, 80, "+") == [f"    + {x}" for x in (
+        "line 0", "line 1", "line 2", "line 3", "line 4", "…",
+        "line 35", "line 36", "line 37", "line 38", "line 39")]
+    assert _lines("a\n\tb", 80, "-") == ["    - a", "    - \\tb"]

@@ -48,7 +48,7 @@ class _Level:
 
 # Tried in turn until the episodes fit; the last level is the floor a chunk is cut at.
 _LEVELS = (
-    _Level(fail_lines=14, fail_chars=1400, ok_lines=4, ok_chars=300, words=300, edit=600,
+    _Level(fail_lines=14, fail_chars=1400, ok_lines=4, ok_chars=300, words=300, edit=900,
            task=2000),
     _Level(fail_lines=10, fail_chars=900, ok_lines=2, ok_chars=200, words=200, edit=300,
            task=1200),
@@ -131,21 +131,33 @@ def error_lines(output: str, lines: int, chars: int) -> list[str]:
     return out
 
 
+def _shown_line(line: str, mark: str) -> str:
+    # A patch line's own mark (``+``, ``-``, a space) stays in front of its indentation.
+    lead = line[0] if mark == "|" and line[:1] in ("+", "-") else ""
+    line = line[len(lead):]
+    body = line.lstrip(" \t")
+    return lead + line[: len(line) - len(body)].replace("\t", "\\t") + _clip(body, 200)
+
+
 def _lines(text: str, chars: int, mark: str) -> list[str]:
-    """An edit's text line by line, indentation kept visible (tabs as ``\\t``), bounded."""
-    out, used = [], 0
-    for line in text.splitlines() or [""]:
-        # A patch line's own mark (``+``, ``-``, a space) stays in front of its indentation.
-        lead = line[0] if mark == "|" and line[:1] in ("+", "-") else ""
-        line = line[len(lead):]
-        body = line.lstrip(" \t")
-        shown = lead + line[: len(line) - len(body)].replace("\t", "\\t") + _clip(body, 200)
-        if used + len(shown) > chars:
-            out.append(f"    {mark} …")
-            break
-        out.append(f"    {mark} {shown}")
-        used += len(shown) + 1
-    return out
+    """An edit's text line by line, indentation kept visible (tabs as ``\\t``), bounded.
+
+    A long text keeps its head and its tail (an added line is as often at the end as at the
+    start), with ``…`` between.
+    """
+    shown = [_shown_line(line, mark) for line in text.splitlines() or [""]]
+    if sum(len(x) + 1 for x in shown) > chars:
+        head: list[str] = []
+        tail: list[str] = []
+        used = 0
+        for i in range(len(shown)):
+            pick = shown[i // 2] if i % 2 == 0 else shown[len(shown) - 1 - i // 2]
+            if used + len(pick) + 1 > chars or i // 2 >= len(shown) - 1 - i // 2:
+                break
+            (head if i % 2 == 0 else tail).append(pick)
+            used += len(pick) + 1
+        shown = [*head, "…", *reversed(tail)]
+    return [f"    {mark} {x}" for x in shown]
 
 
 def _options(step: Step) -> str:
