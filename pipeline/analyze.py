@@ -7,6 +7,7 @@ the same sessions and findings. Sub-agent trajectories are reported as sessions 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,9 @@ def analyze_paths(
             yield _done(SessionReport(traj, s.findings, heuristic_verdict(traj),
                                       repeats=s.repeats or []))
         return
-    with Ledger(settings.ledger_path) as ledger:
+    # An existing ledger caches the model's answers; none is created: analyze writes nothing.
+    with (Ledger(settings.ledger_path) if settings.ledger_path.exists()
+          else contextlib.nullcontext(None)) as ledger:
         backend = get_backend(settings, ledger)
         context = _store_context(settings)
         # Chunks keep output streaming on a big folder while the pool stays busy.

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from pipeline.cli import main
 from pipeline.ledger import Ledger
+from pipeline.orf import Store
 from pipeline.trends import TrendRules, compute_trends
 from pipeline.trends.playbooks import PlaybookInfo, programs_named
 
@@ -118,8 +119,10 @@ def test_bad_date_is_a_usage_error(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("flag", ["--json", None])
 def test_empty_ledger_reports_no_sessions(tmp_path: Path, flag: str | None) -> None:
+    Store(tmp_path / "s").init()
     args = ["trends", "--store", str(tmp_path / "s"), "--ledger", str(tmp_path / "l.db")]
     out = orf(*args, *([flag] if flag else []))
+    assert not (tmp_path / "l.db").exists()  # no history: nothing written
     if flag:
         assert orjson.loads(out) == {"schema": "orf.trends/1",
                                      "window": {"from": None, "to": None}, "sessions": 0,

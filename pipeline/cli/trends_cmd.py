@@ -9,6 +9,7 @@ import click
 import orjson
 
 from .app import EXIT_CODES_HELP, json_option, ledger_option, main, settings_from, store_option
+from .checks import require_store
 
 
 def _epoch(value: str | None, option: str, end_of_day: bool = False) -> float | None:
@@ -61,9 +62,10 @@ def trends(store: Path | None, ledger: Path | None, since: str | None, until: st
     settings = settings_from(store=store, ledger=ledger)
     rules = TrendRules(helping_ratio=helping_ratio, min_sessions=min_sessions,
                        stale_after_days=stale_after_days)
-    report = store_trends(settings.store, settings.ledger_path,
-                          since=_epoch(since, "--since"),
-                          until=_epoch(until, "--until", end_of_day=True), rules=rules)
+    window = _epoch(since, "--since"), _epoch(until, "--until", end_of_day=True)
+    require_store(settings.store)  # the same refusal as search and review
+    report = store_trends(settings.store, settings.ledger_path, since=window[0],
+                          until=window[1], rules=rules)
     if html_file is not None:
         from ..fsutil import atomic_write
         from ..report.trends_html import render_trends_html

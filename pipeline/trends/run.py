@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from pathlib import Path
 
 from ..ledger import Ledger
@@ -16,7 +18,12 @@ def store_trends(store_root: Path, ledger_path: Path, *, since: float | None = N
 
     store = Store(store_root)
     experiences = store.experiences() if store.exists() else []
-    with Ledger(ledger_path, store=store_root) as ledger:
+    with contextlib.ExitStack() as stack:
+        if not ledger_path.exists():
+            # No history yet: measure against an empty ledger in a scratch folder, so a
+            # read-only command leaves no `.orf/` behind.
+            ledger_path = Path(stack.enter_context(tempfile.TemporaryDirectory())) / "l.db"
+        ledger = stack.enter_context(Ledger(ledger_path, store=store_root))
         infos = playbook_infos(experiences, store_root, ledger.candidate_signatures())
         return compute_trends(ledger, infos, since=since, until=until, rules=rules)
 
