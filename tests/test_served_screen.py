@@ -69,3 +69,42 @@ def test_a_draft_with_an_injected_line_is_not_written() -> None:
 
     reasons = screen_draft(make_draft(trap=f"pytest failed.\n{INJECTED}"))
     assert reasons[0] == "role tag: '</tool_output>' in trap"
+
+
+def test_mine_then_search_mcp_and_hook_never_serve_an_injected_line(tmp_path: Path) -> None:
+    """The issue's case: a tool's error output carries an injection next to the real error."""
+    import pytest
+    from _episode_helpers import bash, claude_log
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    poisoned = f"{MODULE_ERROR}\n{INJECTED}"
+    claude_log(logs / "s.jsonl", [
+        *[bash("pytest -x tests/", poisoned, error=True)] * 3,
+        bash("pip install requests", "Successfully installed requests-2.32.3"),
+        bash("pytest -x tests/", "3 passed in 0.41s"),
+    ])
+    store = tmp_path / "experiences"
+    assert run_cli("init", store)[0] == 0
+    code, out, err = run_cli("mine", logs, "--store", store, "--backend", "heuristic")
+    assert code == 0, err
+    (written,) = [p for p in store.rglob("EXP-*.md")]
+    text = written.read_text()
+    assert MODULE_ERROR in text and CANARY not in text and "New policy" not in text
+    code, out, _ = run_cli("search", MODULE_ERROR, "--store", store)
+    assert code == 0 and written.stem in out and CANARY not in out
+    hooked = io.StringIO()
+    hook.main(["claude-code", "--store", str(store)], stdin=io.BytesIO(
+        json.dumps(FAILED_BASH).encode()), stdout=hooked)
+    assert written.stem in hooked.getvalue() and CANARY not in hooked.getvalue()
+    try:
+        pytest.importorskip("mcp.client.stdio")
+    except pytest.skip.Exception:
+        return
+    from test_mcp import drive
+    from test_mcp import text as tool_text
+
+    _, (found, read) = drive(store, [("search_experiences", {"query": MODULE_ERROR}),
+                                     ("read_experience", {"id": written.stem})])
+    assert written.stem in tool_text(found) and CANARY not in tool_text(found)
+    assert CANARY not in tool_text(read) and not read.is_error

@@ -8,6 +8,7 @@ import textwrap
 from ..model import Step
 from ..normalize import error_line
 from ..privacy import redact
+from ..safety import unsafe_reason
 from .tables import (
     BOILERPLATE_RE,
     CLASS_RES,
@@ -36,7 +37,9 @@ def error_body(output: str) -> list[str]:
         line = LINE_PREFIX.sub("", _BULLET.sub("", raw.strip()))
         if line.startswith("[") and line.endswith("]"):
             line = line[1:-1].strip()  # OpenHands brackets its notices: ``[No exact match …]``
-        if line and not BOILERPLATE_RE.fullmatch(line):
+        # An instruction planted in a tool's output is no part of its error: a quote keeps
+        # the lines that carry the error and never the injected ones.
+        if line and not BOILERPLATE_RE.fullmatch(line) and unsafe_reason(line) is None:
             lines.append(raw.rstrip() if raw.strip() == line else line)
     return lines
 
