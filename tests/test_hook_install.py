@@ -116,3 +116,27 @@ def test_install_without_a_store_warns(tmp_path: Path) -> None:
     assert code == 0
     assert err == (f"warning: no ORF store at {tmp_path / 'none'} yet; the hook stays silent "
                    "until there is one\n")
+
+
+def test_the_command_written_holds_no_path_of_this_machine(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.agents import install
+
+    project = tmp_path / "app"
+    script = project / ".venv" / "bin" / "orf"
+    script.parent.mkdir(parents=True)
+    script.write_text("#!/bin/sh\n")
+    monkeypatch.setattr(install, "orf_executable", lambda: str(script))
+    monkeypatch.setattr(install.shutil, "which", lambda name: None)
+    store = project / "experiences"
+    assert hook_command("gemini", store, project) == (
+        ".venv/bin/orf hook gemini --store experiences")
+    assert hook_command("gemini", store, project, absolute=True) == (
+        f"{script} hook gemini --store {store.resolve()}")
+    monkeypatch.setattr(install.shutil, "which", lambda name: str(script))
+    assert hook_command("gemini", store, project) == "orf hook gemini --store experiences"
+    code, _, _ = run_cli("hook", "install", "gemini", "--project", project, "--store", store)
+    data = json.loads((project / ".gemini" / "settings.json").read_text())
+    assert code == 0 and data["hooks"]["AfterTool"][0]["hooks"][0]["command"] == (
+        "orf hook gemini --store experiences")
+    assert str(tmp_path) not in (project / ".gemini" / "settings.json").read_text()

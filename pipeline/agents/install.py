@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,10 +53,36 @@ def orf_executable() -> str:
     return str(script) if script.is_file() else "orf"
 
 
-def hook_command(client: str, store: Path) -> str:
-    """The shell command the client runs: ``<orf> hook <client> --store <absolute store>``."""
-    return (f"{shlex.quote(orf_executable())} hook {client} "
-            f"--store {shlex.quote(str(store.resolve()))}")
+def hook_command(client: str, store: Path, project: Path | None = None,
+                 absolute: bool = False) -> str:
+    """The shell command the client runs: ``<orf> hook <client> --store <store>``.
+
+    Teams commit the settings file, so by default the command holds no path of this machine:
+    ``orf`` when the one on PATH is this one, else the script's path relative to ``project``
+    when it lies inside (``.venv/bin/orf``); the store relative to ``project`` likewise.
+    Clients run hooks from the project folder. ``absolute`` writes both as absolute paths (a
+    private setup, or an ``orf`` outside the project and off PATH).
+    """
+    script, where = Path(orf_executable()), store.resolve()
+    program = str(script)
+    if not absolute:
+        on_path = shutil.which("orf")
+        if on_path is not None and (not script.is_absolute()
+                                    or Path(on_path).resolve() == script.resolve()):
+            program = "orf"
+        elif project is not None:
+            program = _inside(script, project) or program
+        if project is not None:
+            where = Path(_inside(where, project) or where)
+    return f"{shlex.quote(program)} hook {client} --store {shlex.quote(str(where))}"
+
+
+def _inside(path: Path, project: Path) -> str | None:
+    """``path`` relative to ``project`` when it lies inside, else None."""
+    try:
+        return path.resolve().relative_to(project.resolve()).as_posix() or "."
+    except ValueError:
+        return None
 
 
 def _is_orf_hook(entry: Any, client: str) -> bool:
@@ -98,7 +125,8 @@ def merge_hook(settings: dict[str, Any], client: str, command: str) -> bool:
     return changed
 
 
-def install_hook(client: str, project: Path, store: Path) -> tuple[Path, bool]:
+def install_hook(client: str, project: Path, store: Path,
+                 absolute: bool = False) -> tuple[Path, bool]:
     """Merge the orf hook into ``project``'s settings file for ``client``.
 
     Returns:
@@ -118,7 +146,7 @@ def install_hook(client: str, project: Path, store: Path) -> tuple[Path, bool]:
         if not isinstance(settings, dict):
             raise ConfigError(f"{path}: not a JSON object; nothing was changed")
     try:
-        changed = merge_hook(settings, client, hook_command(client, store))
+        changed = merge_hook(settings, client, hook_command(client, store, project, absolute))
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}; nothing was changed") from exc
     if changed:

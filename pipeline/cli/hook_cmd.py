@@ -54,13 +54,17 @@ for _name, _text in _HELP.items():
 @click.option("--project", type=click.Path(file_okay=False, path_type=Path), default=Path("."),
               show_default=True, help="Project folder holding the client's settings.")
 @store_option
-def install(client: str, project: Path, store: Path | None) -> None:
+@click.option("--absolute", is_flag=True,
+              help="Write absolute paths of orf and the store (a private, uncommitted setup).")
+def install(client: str, project: Path, store: Path | None, absolute: bool) -> None:
     """Merge the orf hook into the client's project settings, leaving the rest untouched.
 
     claude-code: .claude/settings.json (PostToolUseFailure, PostToolUse on Bash);
     gemini: .gemini/settings.json (AfterTool); codex: .codex/hooks.json (PostToolUse on
     Bash; enable hooks with `[features] codex_hooks = true` in ~/.codex/config.toml).
-    Also builds the search cache so the first hook call is fast.
+    Also builds the search cache so the first hook call is fast. The command written holds
+    no path of this machine (`orf` on PATH, or paths relative to the project, which teams
+    commit); --absolute writes absolute ones.
 
     \b
     Examples:
@@ -68,7 +72,7 @@ def install(client: str, project: Path, store: Path | None) -> None:
       orf hook install gemini --project ~/src/app --store ~/src/app/experiences
     """
     orf = open_store(store)
-    path, changed = install_hook(client, project, orf.root)
+    path, changed = install_hook(client, project, orf.root, absolute)
     if orf.exists():
         SearchIndex.load(orf.root)
     else:
