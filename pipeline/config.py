@@ -95,6 +95,9 @@ class Settings(BaseModel):
         else "episodes")
     """What a model backend reads: every session's episodes (failures and corrections, in a
     digest; the verifier keeps what the log proves), or only the lessons the rules found."""
+    max_draft_retries: int = 2
+    """Runs in which a source's sessions may go undrafted (unusable replies) before it is
+    recorded with the reason and not sent again until its log or the model changes."""
     digest_tokens: int = 4000
     """Token budget of one digest chunk (a long session is cut into at most two)."""
     call_timeout_s: float = 120.0

@@ -218,6 +218,25 @@ def m004_session_history(db: sqlite3.Connection, scope: str) -> None:
     """)
 
 
+@migration
+def m005_draft_retries(db: sqlite3.Connection, scope: str) -> None:
+    """Runs in which a source's sessions went undrafted, by content and model.
+
+    Past a bound the source is recorded and not sent again (``orf mine``'s ``retried``).
+    """
+    _script(db, """
+        CREATE TABLE draft_retries (
+            store TEXT NOT NULL DEFAULT '',
+            path TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            attempts INTEGER NOT NULL,
+            reason TEXT,
+            PRIMARY KEY (store, path, content_hash, model)
+        );
+    """)
+
+
 def _cannot_write(exc: sqlite3.DatabaseError) -> bool:
     """Whether SQLite failed for want of a writable file or folder (not a corrupt file)."""
     text = str(exc).lower()
@@ -394,6 +413,22 @@ class Ledger:
             (self.scope, path, size, mtime, content_hash, format, status, error, sessions,
              findings, wasted_steps, time.time()),
         )
+
+    def note_undrafted(self, path: str, content_hash: str, model: str, reason: str) -> int:
+        """Count one more run in which ``path`` (this content, this model) went undrafted.
+
+        Returns:
+            The runs counted so far.
+        """
+        self.db.execute(
+            "INSERT INTO draft_retries (store, path, content_hash, model, attempts, reason)"
+            " VALUES (?,?,?,?,1,?) ON CONFLICT (store, path, content_hash, model) DO UPDATE"
+            " SET attempts = attempts + 1, reason = excluded.reason",
+            (self.scope, path, content_hash, model, reason))
+        row = self.db.execute(
+            "SELECT attempts FROM draft_retries WHERE store = ? AND path = ? AND"
+            " content_hash = ? AND model = ?", (self.scope, path, content_hash, model)).fetchone()
+        return int(row[0])
 
     def analyzed_fingerprint(self, session_id: str) -> str | None:
         """The findings fingerprint ``session_id`` was judged and drafted with, in this store."""

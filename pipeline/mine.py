@@ -35,9 +35,16 @@ from .stages.judge_draft import judge_and_draft
 from .stages.pause import pause_point
 from .stages.publish import preview, publish, record_run
 from .stages.scan import ScanOptions, scan_all
-from .stages.screening import screen_results
+from .stages.screening import Screened, screen_results
 from .stages.select import select_sessions
-from .stages.sources import DEFAULT_LOCATIONS, default_locations, find_sources, since_epoch
+from .stages.sources import (
+    DEFAULT_LOCATIONS,
+    Source,
+    default_locations,
+    find_sources,
+    since_epoch,
+    source_hash,
+)
 from .stages.view import store_context
 from .stages.write import prepare, reconcile
 
@@ -130,6 +137,30 @@ def _usage(ledger: Ledger, started: float) -> LLMUsage:
                     float(totals["cost_usd"]))
 
 
+def retried(ledger: Ledger, todo: Sequence[Source], screened: Screened, backend: Backend,
+            bound: int) -> set[str]:
+    """The sources whose sessions the model failed that are read again next run.
+
+    Each such run is counted by content and model; past ``bound`` runs the source is recorded
+    with its reason instead, so unchanged logs stop costing requests every night. A changed
+    log or another model starts the count again.
+    """
+    by_path = {str(s.path): s for s in todo}
+    again: set[str] = set()
+    for path in sorted(screened.failed_paths):
+        src = by_path.get(path)
+        if src is None:
+            again.add(path)
+            continue
+        why = "; ".join(screened.errors)[:500]
+        runs = ledger.note_undrafted(src.key, src.content_hash or source_hash(src.path,
+                                                                             src.is_dir),
+                                     backend.model or backend.name, why)
+        if runs < bound:
+            again.add(path)
+    return again
+
+
 def _stages(request: MineRequest, paths: list[Path], store: StoreLike, ledger: Ledger,
             backend: Backend, emit: Emit, started: float) -> StageResults:
     settings, dry_run = request.settings, request.dry_run
@@ -159,6 +190,7 @@ def _stages(request: MineRequest, paths: list[Path], store: StoreLike, ledger: L
     with store_lock(Path(settings.store), settings.lock_timeout_s):
         repaired = prepare(store) + reconcile(store, ledger)
         published = publish(screened.items, store, ledger, backend, settings, emit)
+        retry = retried(ledger, sources.todo, screened, backend, settings.max_draft_retries)
         record_run(ledger, sources.todo, selection.scanned, selected,
-                   retry=selection.deferred_paths | screened.failed_paths)
+                   retry=selection.deferred_paths | retry)
     return StageResults(sources, selection, screened, published, repaired)

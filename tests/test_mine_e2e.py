@@ -233,3 +233,29 @@ def test_default_locations_expand_each_agents_folder(tmp_path: Path) -> None:
     assert found == [".claude/projects", ".codex/sessions", ".gemini/tmp/abc123/chats",
                      ".gemini/antigravity/brain"]
     assert default_locations(tmp_path / "nobody") == []
+
+
+@pytest.mark.episodes
+def test_unusable_replies_are_retried_twice_then_cost_nothing(tmp_path: Path) -> None:
+    """A session the model cannot draft is sent again on the next run, then recorded."""
+    from pipeline.testing.fake_gemini import invalid_json
+
+    logs = _logs(tmp_path, ["alpha-session.jsonl"])
+    settings = _settings(tmp_path, backend="gemini")
+    with FakeGemini(responder=lambda body: invalid_json()) as server:
+        client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
+        counts = []
+        for n in range(3):
+            run = mine([logs], settings, client=client)  # type: ignore[arg-type]
+            counts.append(server.model_calls)
+            assert run.exit_code in (0, 1)  # 1: every session read failed the model
+            # A new category changes the prompt, as a night's new playbooks do: no cache hit.
+            Store(tmp_path / "experiences").create_experience(
+                domain=f"area-{n}", title=f"Playbook {n}", description="d", keywords=["k"],
+                complexity="low", objective="o", trap="t", insight="i", validated_path="v",
+                checklist=["c"], domain_title=f"Area {n}", domain_description="d")
+    # a request and its send-back on each of max_draft_retries (2) runs; then none
+    assert counts == [2, 4, 4]
+    with Ledger(tmp_path / "ledger.db") as led:
+        row = led.db.execute("SELECT attempts, reason FROM draft_retries").fetchone()
+    assert row["attempts"] == 2 and "the reply is not JSON" in row["reason"]
