@@ -9,7 +9,8 @@ import time
 PAUSE_ENV = "ORF_TEST_PAUSE_AT"
 """Test hook: ``ORF_TEST_PAUSE_AT=<point>`` makes the process announce ``orf: paused at
 <point>`` on stderr and sleep there (``ORF_TEST_PAUSE_SECONDS``, default 3600), so a test can
-SIGKILL it at a known point. Points: ``scanned`` (parse+detect done), ``drafting`` (the first
+SIGKILL it at a known point. Points: ``sources`` (discovery and the ledger check done),
+``scanned`` (parse+detect done), ``drafting`` (the first
 session's judge+draft came back, others pending), ``writing`` (the first EXP file is written,
 its intent not yet closed), ``written`` (all files written, sources not yet recorded)."""
 

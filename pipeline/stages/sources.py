@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ..ledger import Ledger
 from ..model import ParseIssue
+from .pause import pause_point
 
 if TYPE_CHECKING:
     from ..formats.discover import SessionSource
@@ -170,6 +171,7 @@ def find_sources(paths: Sequence[Path], ledger: Ledger, *, since: float | None,
                                          status=known.status, error=known.error)
                 continue
         out.todo.append(item)
+    pause_point("sources")
     out.skipped.extend(str(s) for s in skipped if not s.special)
     out.skipped_special.extend(str(s) for s in skipped if s.special)
     for issue in issues:
