@@ -95,6 +95,19 @@ CONTEXTS: list[Context] = [
          r"sso-key|digest)[ \t]+" + _V, ("authorization",), "named"),
     _ctx("api-key-header", r"x-(?<![\w-]x-)[a-z\-]*(?:key|token|secret|auth)\\?[\"']?[ \t]*:[ \t]*"
          + _V, ("x-",), "named"),
+    # Prose an agent writes: "`MONGO_URI` is set to `v` in your environment".
+    # (The match starts at the name's last word: a pattern with a literal start stays cheap.)
+    _ctx("secret-in-prose", r"(?:key|token|secret|password|passwd|pwd|uri|url|dsn|credentials?)"
+         r"`?[ \t]+(?:is|was)[ \t]+(?:set|configured)[ \t]+to[ \t]+" + _V,
+         ("is set to", "was set to", "is configured to", "was configured to"), "named",
+         starts=("key", "token", "secret", "password", "passwd", "pwd", "uri", "url", "dsn",
+                 "credential")),
+    # An error naming what it held: "last token tried: v", "api key used = v".
+    _ctx("labelled-token", r"(?:token|api[-_ ]?key|secret|password)[ \t]+(?:tried|used|sent|"
+         r"given)[ \t]*[:=][ \t]*" + _V,
+         tuple(f"{w} {v}" for w in ("token", "key", "secret", "password")
+               for v in ("tried", "used", "sent", "given")), "named",
+         starts=("token", "api", "secret", "password")),
 ]
 
 

@@ -32,7 +32,8 @@ from .redact import (
 from .redact import (
     _scan as _scan_text,
 )
-from .values import is_placeholder
+from .rules import SHAPE_KINDS
+from .values import is_placeholder, learnable
 
 _MIN_EXACT = 8
 """Values shorter than this are not remembered (``pass``, ``1234``: too common elsewhere)."""
@@ -77,7 +78,8 @@ class SessionSecrets:
             for ln in [x for x in lines if len(x) >= 16 and "-----" not in x][:_PEM_LINES]:
                 self._remember(ln, kind)
             return
-        if _MIN_EXACT <= len(value) <= _MAX_VALUE and not is_placeholder(value):
+        if _MIN_EXACT <= len(value) <= _MAX_VALUE and not is_placeholder(value) and \
+                learnable(value, kind, kind in SHAPE_KINDS):
             self._remember(value, kind)
 
     def _remember(self, value: str, kind: str) -> None:

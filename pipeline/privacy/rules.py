@@ -162,3 +162,5 @@ PEM: list[Rule] = [
 ]
 
 
+SHAPE_KINDS: frozenset[str] = frozenset(r.kind for r in (*PREFIXED, *PEM))
+"""Kinds found by a known key shape alone: strong enough to learn whatever the context."""

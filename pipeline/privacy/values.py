@@ -96,6 +96,47 @@ def is_placeholder(value: str) -> bool:
     return any(w in low for w in _FIXTURE_WORDS) and not looks_random(value)
 
 
+def reads_as_path(value: str) -> bool:
+    """``/home/u/app``, ``./src/main.go``, ``~/.config/x``: a location, not a credential."""
+    return value.count("/") >= 2 or bool(_FILE_TAIL.search(value)) or value.startswith(
+        ("~/", "./", "../"))
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
+LEARN_STRONG = frozenset({
+    "password", "credential-flag", "netrc-password", "docker-auth", "npm-auth",
+    "password-prompt", "basic-auth", "curl-user-password", "url-password", "url-basic-auth"})
+"""Kinds found in a credential position (a password flag, a prompt, a URL's password): their
+value is a secret whatever it reads like (``hunter2hunter2``), unless it is a path."""
+LEARN_NEAR = frozenset({"secret-near-word", "high-entropy-secret"})
+"""Kinds found only near a secret word: learned only when the value looks generated."""
+
+
+def learnable(value: str, kind: str, shape: bool = False) -> bool:
+    """Whether session memory may learn ``value`` (and replace it everywhere after).
+
+    A guess must never be learned. A known key ``shape`` always is; a value in a credential
+    position unless it is a path; a value found only near a secret word only when it looks
+    generated; any other (an assignment, a header, prose) only when it does not read as an
+    identifier, a program name or a path, unless it looks generated (``golangci-lint`` near a
+    ``…_TOKEN`` is a name; ``abcD3f9Qx…`` is not).
+    """
+    if shape:
+        return True
+    if reads_as_path(value) or value.count(" ") >= 3:  # a location, or a sentence
+        return False
+    if kind in LEARN_STRONG or kind.endswith("-password"):
+        return True
+    if " " in value:
+        return False
+    if kind in LEARN_NEAR:
+        return looks_random(value) and not wordy(value)
+    # A name reads as one even when long enough to look random (``authorization_details_v2``).
+    return not wordy(value) and (looks_random(value) or not _NAME.fullmatch(value))
+
+
 def looks_random(value: str) -> bool:
     """True when ``value`` looks like a generated secret rather than a word, number or path."""
     if len(value) < 16 or " " in value:
@@ -109,8 +150,8 @@ def looks_random(value: str) -> bool:
 
 
 def strong(value: str) -> bool:
-    """A literal in a credential position: anything but a placeholder, slot or reference."""
-    if len(value) < 3 or "\\" in value or is_placeholder(value):
+    """A literal in a credential position: anything but a placeholder, slot, reference or path."""
+    if len(value) < 3 or "\\" in value or is_placeholder(value) or reads_as_path(value):
         return False
     if _ALL_CAPS_NAME.fullmatch(value) and not any(c.isdigit() for c in value):
         return False  # ``--password PASSWORD`` in help text
