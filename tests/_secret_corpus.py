@@ -211,6 +211,12 @@ def make_context_secrets(seed: int = 11) -> list[Planted]:
     # error messages
     add("secret-near-word", r(ALNUM, 28), "Error: authentication failed; last token tried: `{s}`")
     add("secret-near-word", r(ALNUM, 32), "HTTP 401: invalid x-api-key (`{s}`)")
+    # the contexts an outside check on unseen logs found open: a name that is no secret word
+    # in prose, and a hex token an error named
+    add("secret-in-prose", r(ALNUM, 32),
+        "Your `MONGO_URI` is set to `{s}` in your environment; consider rotating it.")
+    add("secret-in-prose", r(ALNUM, 30), "The DATABASE_DSN was set to {s} by the installer.")
+    add("labelled-token", r(HEX, 40), "error: authentication failed (last token tried: {s})")
     # files the agent read or wrote
     add("netrc-password", pw(), "machine api.example.com\n  login deploy\n  password {s}")
     add("password", pw(), "SSHPASS={s}")
