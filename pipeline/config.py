@@ -95,6 +95,9 @@ class Settings(BaseModel):
         else "episodes")
     """What a model backend reads: every session's episodes (failures and corrections, in a
     digest; the verifier keeps what the log proves), or only the lessons the rules found."""
+    absolute_paths: bool = False
+    """Keep absolute log paths in provenance (a private store); by default they are written
+    relative to the store's repository, or as ``~/…`` without the user name."""
     max_draft_retries: int = 2
     """Runs in which a source's sessions may go undrafted (unusable replies) before it is
     recorded with the reason and not sent again until its log or the model changes."""

@@ -6,6 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
+import pytest
 from _agents_helpers import build_store, run_cli
 from _mine_helpers import git, init_repo
 from test_skill import ALPHA, agent_drafts
@@ -94,3 +95,35 @@ def test_a_malformed_file_and_an_unknown_session_get_one_line_each(tmp_path: Pat
     assert out == ("rejected: Install the module pytest cannot import before running it again:"
                    " unknown session: no such file\n")
     assert err.splitlines()[0] == f"orf: {tmp_path / 'gone.jsonl'}: no such file"
+
+
+def test_provenance_paths_are_relative_to_the_repository_unless_asked(tmp_path: Path) -> None:
+    repo, store, _ = _repo(tmp_path)
+    log = repo / "logs" / "alpha.jsonl"
+    log.parent.mkdir()
+    shutil.copy(ALPHA, log)
+    entries = agent_drafts()
+    entries[0]["session"] = str(log)
+    drafts = tmp_path / "drafts.json"
+    drafts.write_text(json.dumps(entries))
+    assert run_cli("submit", drafts, "--store", store)[0] == 0
+    (exp,) = [e for e in Store(store).experiences() if e.title.startswith("Install the module")]
+    prov = exp.provenance or {}
+    assert prov["source_paths"] == ["logs/alpha.jsonl"]
+    assert prov["sessions"][0]["path"] == "logs/alpha.jsonl"
+
+
+def test_absolute_paths_keeps_them_for_a_private_store(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    repo, store, _ = _repo(tmp_path)
+    log = repo / "logs" / "alpha.jsonl"
+    log.parent.mkdir()
+    shutil.copy(ALPHA, log)
+    entries = agent_drafts()
+    entries[0]["session"] = str(log)
+    drafts = tmp_path / "drafts.json"
+    drafts.write_text(json.dumps(entries))
+    monkeypatch.setenv("ORF_ABSOLUTE_PATHS", "true")
+    assert run_cli("submit", drafts, "--store", store)[0] == 0
+    (exp,) = [e for e in Store(store).experiences() if e.title.startswith("Install the module")]
+    assert (exp.provenance or {})["source_paths"] == [str(log)]

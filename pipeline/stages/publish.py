@@ -102,7 +102,7 @@ def publish(items: list[WriteItem], store: StoreLike, ledger: Ledger, backend: B
         emit(Written(result.outcome, result.exp_id, result.error))
 
     report = write_candidates(fresh, store, ledger, backend=backend.name, model=backend.model,
-                              on_written=on_written)
+                              on_written=on_written, absolute_paths=settings.absolute_paths)
     for it, res in zip(fresh, report.results, strict=True):
         out.outcomes[res.outcome] += 1
         if res.outcome == "duplicate":

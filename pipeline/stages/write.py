@@ -197,6 +197,7 @@ def write_candidates(
     backend: str,
     model: str | None,
     on_written: Callable[[WriteResult], None] | None = None,
+    absolute_paths: bool = False,
 ) -> WriteReport:
     """Write new/related drafts and record duplicates as reinforcements, in order.
 
@@ -207,6 +208,8 @@ def write_candidates(
         backend: Backend name recorded in provenance when the draft has none.
         model: Model name recorded in provenance.
         on_written: Called after each item (progress display).
+        absolute_paths: Keep log paths as given (a private store) instead of repo-relative
+            or ``~/…`` ones.
 
     Returns:
         One ``WriteResult`` per item, in order.
@@ -215,7 +218,8 @@ def write_candidates(
     seen = now_iso()
     root = repo_root(Path(store.root))
     for item in items:
-        item.draft.provenance = item.draft.provenance.portable(root)
+        if not absolute_paths:
+            item.draft.provenance = item.draft.provenance.portable(root)
         dec = item.decision
         target = dec.target
         if target is None and dec.run_index is not None:
