@@ -55,3 +55,38 @@ def test_ctrl_c_at_each_phase_exits_130_at_once(point: str, logs: Path, tmp_path
     assert elapsed < 5.0, f"{point}: exit took {elapsed:.2f}s after SIGINT"
     assert rest.splitlines()[-1] == RESUME and "Traceback" not in rest
     assert validate_store(store) == [] and not list(store.rglob(".*.tmp"))
+
+
+def test_ctrl_c_during_a_slow_model_call_does_not_wait_for_it(tmp_path: Path) -> None:
+    """The calls in flight are left behind: the ledger and the store are safe as on SIGKILL."""
+    import shutil
+
+    from pipeline.testing.fake_gemini import FakeGemini
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    fixtures = Path(__file__).resolve().parent.parent / "fixtures" / "mine"
+    for name in ("alpha-session.jsonl", "beta-session.jsonl"):
+        shutil.copy(fixtures / name, logs / name)
+    store = tmp_path / "experiences"
+    Store(store).init()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ORF_", "GEMINI", "GOOGLE"))}
+    with FakeGemini(latency_s=60) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pipeline", "mine", str(logs), "--store", str(store),
+             "--backend", "gemini"],
+            env={**env, "GEMINI_API_KEY": "test", "GOOGLE_GEMINI_BASE_URL": server.url},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not server.requests and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        code = proc.wait(timeout=30)
+        elapsed = time.monotonic() - sent
+    assert proc.stderr is not None
+    rest = proc.stderr.read()
+    assert code == 130, rest
+    assert elapsed < 5.0, f"exit took {elapsed:.2f}s after SIGINT (the call waits 60 s)"
+    assert rest.splitlines()[-1] == RESUME and "Traceback" not in rest
+    assert validate_store(store) == []

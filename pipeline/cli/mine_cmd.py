@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -194,7 +195,12 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
     except KeyboardInterrupt:
         click.echo("Interrupted: nothing half-written; the next `orf mine` resumes the work.",
                    err=True)
-        sys.exit(130)
+        # Leave at once: a normal exit joins the worker threads, and a model call in flight
+        # can take its whole timeout. Every write is atomic and every intent recorded first,
+        # so this is as safe as the SIGKILL the resume tests already survive.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
     if as_json:
         _print_json(summary.to_json())
     else:

@@ -296,12 +296,19 @@ def model_sessions(
         else _Session(t, f, backend, store_context, settings) for t, f in items]
     if not batch:
         results: list[SessionResult | None] = [None] * len(sessions)
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        pool = ThreadPoolExecutor(max_workers=max(1, concurrency))
+        try:
             futures = {pool.submit(_online, s): i for i, s in enumerate(sessions)}
             for done, (future, index) in enumerate(futures.items(), start=1):
                 results[index] = future.result()
                 if progress is not None:
                     progress(Counter("sessions", done, len(sessions)))
+        except BaseException:
+            # Ctrl-C: start no more calls and do not wait for those in flight (leaving the
+            # pool through ``with`` would wait for each up to its timeout).
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
         return [r for r in results if r is not None]
     while True:
         round_requests = [(s, r) for s in sessions for r in s.take()]
