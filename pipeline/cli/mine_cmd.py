@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable
@@ -197,7 +198,11 @@ def mine(paths: tuple[Path, ...], store: Path | None, ledger: Path | None, backe
                    err=True)
         # Leave at once: a normal exit joins the worker threads, and a model call in flight
         # can take its whole timeout. Every write is atomic and every intent recorded first,
-        # so this is as safe as the SIGKILL the resume tests already survive.
+        # so this is as safe as the SIGKILL the resume tests already survive. A scan worker
+        # still alive would hold our output pipes open: it goes first.
+        for child in multiprocessing.active_children():
+            child.kill()
+            child.join(timeout=1.0)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(130)
