@@ -132,6 +132,9 @@ def call_rows(tmp_path: Path) -> list[tuple[str, str | None]]:
 def test_analyze_draft_through_the_cli(server: FakeOpenAI, tmp_path: Path) -> None:
     store = tmp_path / "experiences"
     assert CliRunner().invoke(main, ["init", str(store)]).exit_code == 0
+    # The store's ledger, as `orf mine` leaves it: analyze caches its calls there (it
+    # creates none of its own).
+    Ledger(tmp_path / ".orf" / "ledger.db").close()
     log = FIXTURES / "mine" / "alpha-session.jsonl"
     args = ["analyze", str(log), "--json", "--draft", "--backend", "openai-compatible",
             "--store", str(store)]

@@ -23,6 +23,7 @@ from conftest import FIXTURES
 from pipeline.cli import main
 from pipeline.config import Settings
 from pipeline.errors import BackendError
+from pipeline.ledger import Ledger
 from pipeline.llm.backend import LLMRequest
 from pipeline.llm.provider import Envelope, Provider
 from pipeline.llm.registry import (
@@ -83,6 +84,7 @@ def test_orf_analyze_drafts_with_a_registered_toy_provider(
     log.parent.mkdir()
     shutil.copy(SESSION, log)
     ledger = tmp_path / "ledger.db"
+    Ledger(ledger).close()  # analyze caches in an existing ledger and creates none
     monkeypatch.setenv("ORF_LEDGER", str(ledger))
     result = CliRunner().invoke(main, ["analyze", str(log), "--draft", "--backend", "toy",
                                        "--json"])
