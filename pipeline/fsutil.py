@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,6 +42,9 @@ def atomic_write(path: Path, data: bytes | str) -> None:
                 fh.write(data)
                 fh.flush()
                 os.fsync(fh.fileno())
+            # mkstemp makes the file 0600: a replaced file keeps its mode, a new one gets
+            # what the user's umask gives any new file (a page or playbook others read).
+            os.chmod(tmp, _mode_for(path))
             os.replace(tmp, path)
         except BaseException:
             # A full disk or a kill mid-write leaves the target as it was, and no temp file.
@@ -48,6 +52,22 @@ def atomic_write(path: Path, data: bytes | str) -> None:
                 os.unlink(tmp)
             raise
     _fsync_dir(path.parent)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except FileNotFoundError:
+        return 0o666 & ~_UMASK
 
 
 @contextlib.contextmanager

@@ -55,3 +55,22 @@ def status(root: Path, *pathspec: str) -> list[tuple[str, str]]:
             i += 1  # the rename's source path follows as its own field
         entries.append((code, path))
     return entries
+
+
+def ignore_state_folder(store: Path) -> Path | None:
+    """Add ``.orf/`` to the ``.gitignore`` beside ``store`` when it lies in a git work tree.
+
+    The ledger and lock files live in ``<store's parent>/.orf/``: state of one machine, never
+    to commit. Returns the ``.gitignore`` changed, or None (no repository, or already there).
+    """
+    folder = store.resolve().parent
+    if repo_root(folder) is None:
+        return None
+    ignore = folder / ".gitignore"
+    text = ignore.read_text(encoding="utf-8") if ignore.is_file() else ""
+    if any(line.strip() in (".orf", ".orf/", "/.orf", "/.orf/") for line in text.splitlines()):
+        return None
+    from .fsutil import atomic_write
+
+    atomic_write(ignore, text + ("" if not text or text.endswith("\n") else "\n") + ".orf/\n")
+    return ignore

@@ -97,7 +97,8 @@ def config_command(as_json: bool) -> None:
         if r["name"] == "openai_api_key_env":
             value = f"{value} ({'set' if key_is_set(settings) else 'not set'})"
         click.echo(f"{r['name']:<{width}}  {value}  ({r['source']})")
-        desc = " ".join(str(r["description"] or "").split())
+        # Docstrings use RST double backticks; a terminal reader sees Markdown's single ones.
+        desc = " ".join(str(r["description"] or "").split()).replace("``", "`")
         click.echo(f"{'':<{width}}  {desc}" + (f" (env {r['env']})" if r["env"] else ""))
     click.echo("")
     click.echo("backends (--backend, ORF_BACKEND):")

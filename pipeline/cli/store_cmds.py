@@ -14,6 +14,7 @@ from ..agents.search import withheld
 from ..agents.views import frontmatter_rows
 from ..errors import StoreError
 from ..exit_codes import EXIT_ERROR
+from ..gitutil import ignore_state_folder
 from ..orf import Store, check_domain, validate_store
 from .app import EXIT_CODES_HELP, json_option, main, settings_from, store_option
 from .checks import require_store
@@ -194,7 +195,8 @@ def init(store_arg: Path | None, store: Path | None) -> None:
     """Create an empty store: INDEX.md with spec_version "0.2" and no categories.
 
     Does nothing when the store already has an INDEX.md. This is the only command that
-    creates a store; the others refuse a store path that does not exist.
+    creates a store; the others refuse a store path that does not exist. In a git work tree,
+    `.orf/` (the ledger and locks beside the store) is added to the .gitignore there.
 
     \b
     Examples:
@@ -208,3 +210,6 @@ def init(store_arg: Path | None, store: Path | None) -> None:
         return
     orf.init()
     click.echo(f"Created empty store at {orf.root}")
+    ignored = ignore_state_folder(orf.root)
+    if ignored is not None:
+        click.echo(f"Added .orf/ (orf's ledger and locks, never to commit) to {ignored}")

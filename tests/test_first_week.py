@@ -1,0 +1,50 @@
+"""A team's first week: `orf init` keeps orf's state out of git, files others can read."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from _agents_helpers import run_cli
+from _mine_helpers import git, init_repo
+
+from pipeline.fsutil import atomic_write
+
+
+def test_init_in_a_repository_ignores_the_state_folder_once(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    init_repo(repo)
+    (repo / ".gitignore").write_text("node_modules/")
+    code, out, _ = run_cli("init", repo / "experiences")
+    assert code == 0
+    assert out.splitlines()[1] == (f"Added .orf/ (orf's ledger and locks, never to commit) to "
+                                   f"{(repo / '.gitignore').resolve()}")
+    assert (repo / ".gitignore").read_text() == "node_modules/\n.orf/\n"
+    (repo / ".orf").mkdir(exist_ok=True)
+    (repo / ".orf" / "ledger.db").write_text("x")
+    assert ".orf" not in git(repo, "status", "--porcelain", "--untracked-files=all")
+    run_cli("init", repo / "other")  # another store beside it: nothing added twice
+    assert (repo / ".gitignore").read_text() == "node_modules/\n.orf/\n"
+
+
+def test_init_outside_a_repository_writes_no_gitignore(tmp_path: Path) -> None:
+    code, out, _ = run_cli("init", tmp_path / "experiences")
+    assert code == 0 and out.count("\n") == 1 and not (tmp_path / ".gitignore").exists()
+
+
+def test_written_files_get_the_mode_of_any_new_file(tmp_path: Path) -> None:
+    """Not mkstemp's 0600: an HTML page or a playbook is for others to read too."""
+    from pipeline import fsutil
+
+    atomic_write(tmp_path / "page.html", "<html></html>")
+    assert stat.S_IMODE((tmp_path / "page.html").stat().st_mode) == 0o666 & ~fsutil._UMASK
+    os.chmod(tmp_path / "page.html", 0o640)
+    atomic_write(tmp_path / "page.html", "<html>again</html>")
+    assert stat.S_IMODE((tmp_path / "page.html").stat().st_mode) == 0o640  # kept
+
+
+def test_config_reads_without_rst_markup(tmp_path: Path) -> None:
+    code, out, _ = run_cli("config")
+    assert code == 0 and "``" not in out
+    assert "`gemini`, `openai-compatible` or `heuristic`" in out
