@@ -16,10 +16,11 @@ from .search_cmd import open_store
 @main.command("mcp", epilog=EXIT_CODES_HELP)
 @store_option
 def mcp(store: Path | None) -> None:
-    """Run a read-only Model Context Protocol server for the store over stdio.
+    """Run a Model Context Protocol server for the store over stdio.
 
-    Tools: list_categories, get_frontmatter(category), read_experience(id) and
-    search_experiences(query, limit), answering with the text the orf verbs print.
+    Read-only tools: list_categories, get_frontmatter(category), read_experience(id) and
+    search_experiences(query, limit), answering with the text the orf verbs print, and
+    learn_sessions(path); submit_drafts(drafts_json) writes the drafts the verifier accepts.
     Needs the mcp SDK: pip install 'orf-pipeline[agents]'.
 
     \b
