@@ -139,6 +139,8 @@ def error_signature(text: str, *, redacted: bool = False) -> str | None:
 
 
 HOME_DIR = re.compile(r"(?<![\w.~-])(?:/Users|/home)/[^\s/`'\"]+|(?<![\w.~-])/root(?=/|\b)")
+HOME_PATH = re.compile(rf"{HOME_DIR.pattern}|[A-Z]:\\\\?Users\\\\")
+"""A home folder of Unix or Windows: never in a playbook (quality screen, verifier)."""
 """A POSIX home folder (``/home/<user>``, ``/Users/<user>``, ``/root``)."""
 
 

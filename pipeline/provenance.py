@@ -249,6 +249,10 @@ class Provenance(BaseModel):
 
     # ---- what the stages change ----
 
+    def with_evidence(self, scope: str, evidence: dict[str, Any]) -> Provenance:
+        """What a model's draft cites (trap and fix steps, the error) and its scope."""
+        return self._set(scope=scope, evidence=evidence)
+
     def with_lesson(self, finding_signature: str, lesson_signature: str, error_class: str,
                     target: str, delta: list[str]) -> Provenance:
         """The lesson it teaches; its signature joins the finding's (a duplicate elsewhere)."""

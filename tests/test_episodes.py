@@ -128,3 +128,30 @@ def test_a_long_edit_keeps_its_head_and_its_tail() -> None:
         "line 0", "line 1", "line 2", "line 3", "line 4", "…",
         "line 35", "line 36", "line 37", "line 38", "line 39")]
     assert _lines("a\n\tb", 80, "-") == ["    - a", "    - \\tb"]
+
+
+def test_an_unusable_reply_sends_its_own_chunk_back(tmp_path: Path) -> None:
+    """The second chunk's reply is not JSON: the retry carries the second chunk, not the first."""
+    from pipeline.config import Settings
+    from pipeline.llm.backend import LLMReply
+    from pipeline.llm.registry import get_backend
+    from pipeline.stages.llm_run import _LearnSession
+    from pipeline.stages.view import StoreContext
+
+    calls = []
+    for i in range(40):
+        calls += [bash(f"pytest tests/test_{i}.py", f"E   AssertionError: case {i}\n" * 8, True),
+                  bash(f"pytest tests/test_{i}.py", "1 passed")]
+    traj = session_of(claude_log(tmp_path / "s.jsonl", calls)).traj
+    settings = Settings(digest_tokens=1500)
+    session = _LearnSession(traj, [], get_backend(Settings(backend="heuristic")), StoreContext(),
+                            settings)
+    first, second = session.take()
+    session.feed(first, LLMReply(text='{"verdict": {"outcome": "unknown", "reason": "",'
+                                      ' "confidence": 0.5}, "drafts": []}'))
+    session.feed(second, LLMReply(text="not json"))
+    (again,) = session.take()
+    assert again.attempt == 2 and again.session_id == f"{traj.id}#1"
+    heads = [next(ln for ln in c.text.splitlines() if ln.startswith("### Episode"))
+             for c in session.digest.chunks]
+    assert heads[1] in again.prompt and heads[0] not in again.prompt

@@ -46,17 +46,27 @@ CASES = {
 }
 
 
+def _setup(name: str, shared: Path, tmp_path: Path) -> tuple[dict[str, Any], list[Path], Any]:
+    """The recording, the sample files it covers, and gemini settings for a scratch store."""
+    recorded = load_replies(DATA / name)
+    paths = sorted({shared / e["file"] for e in recorded.values()})
+    settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
+                              "jobs": 2, "backend": "gemini", "max_sessions_per_run": 1000})
+    return recorded, paths, settings
+
+
+def _client(server: FakeGemini) -> Any:
+    return genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_recorded_replies_give_exact_counts_and_a_rerun_costs_nothing(
         name: str, shared_trajectories: Path, tmp_path: Path) -> None:
     want: dict[str, Any] = CASES[name]
-    recorded = load_replies(DATA / name)
-    paths = sorted({shared_trajectories / e["file"] for e in recorded.values()})
-    settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
-                              "jobs": 2, "backend": "gemini", "max_sessions_per_run": 1000})
+    recorded, paths, settings = _setup(name, shared_trajectories, tmp_path)
     replayer = Replayer(recorded)
     with FakeGemini(responder=replayer) as server:
-        client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
+        client = _client(server)
         first = mine(paths, settings, client=client)  # type: ignore[arg-type]
         calls = server.model_calls
         named = (re.search(r"^# Session (\S+) \(", request_text(r.json), re.M)
@@ -91,13 +101,11 @@ def test_batch_mode_reads_the_same_episodes_in_two_jobs(shared_trajectories: Pat
                                                        tmp_path: Path) -> None:
     """Round 1 holds every digest chunk, round 2 every send-back: the online outcome."""
     want: dict[str, Any] = CASES["learn_replies_heldout.json"]
-    recorded = load_replies(DATA / "learn_replies_heldout.json")
-    paths = sorted({shared_trajectories / e["file"] for e in recorded.values()})
-    settings = load_settings({"store": tmp_path / "experiences", "ledger": tmp_path / "l.db",
-                              "jobs": 2, "backend": "gemini", "max_sessions_per_run": 1000})
+    recorded, paths, settings = _setup("learn_replies_heldout.json", shared_trajectories,
+                                       tmp_path)
     replayer = Replayer(recorded)
     with FakeGemini(responder=replayer) as server:
-        client = genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
+        client = _client(server)
         run = mine(paths, settings, client=client, batch=True)  # type: ignore[arg-type]
         assert server.count(":batchGenerateContent") == 2
     assert len(replayer.send_backs) == want["send_backs"]

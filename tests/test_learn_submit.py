@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from _agents_helpers import build_store, run_cli
@@ -97,7 +98,8 @@ def test_a_malformed_file_and_an_unknown_session_get_one_line_each(tmp_path: Pat
     assert err.splitlines()[0] == f"orf: {tmp_path / 'gone.jsonl'}: no such file"
 
 
-def test_provenance_paths_are_relative_to_the_repository_unless_asked(tmp_path: Path) -> None:
+def _submitted_from_the_repository(tmp_path: Path) -> tuple[Path, Any]:
+    """The alpha log kept inside the store's repository, its drafts submitted: (log, EXP)."""
     repo, store, _ = _repo(tmp_path)
     log = repo / "logs" / "alpha.jsonl"
     log.parent.mkdir()
@@ -108,6 +110,11 @@ def test_provenance_paths_are_relative_to_the_repository_unless_asked(tmp_path: 
     drafts.write_text(json.dumps(entries))
     assert run_cli("submit", drafts, "--store", store)[0] == 0
     (exp,) = [e for e in Store(store).experiences() if e.title.startswith("Install the module")]
+    return log, exp
+
+
+def test_provenance_paths_are_relative_to_the_repository_unless_asked(tmp_path: Path) -> None:
+    _, exp = _submitted_from_the_repository(tmp_path)
     prov = exp.provenance or {}
     assert prov["source_paths"] == ["logs/alpha.jsonl"]
     assert prov["sessions"][0]["path"] == "logs/alpha.jsonl"
@@ -115,15 +122,6 @@ def test_provenance_paths_are_relative_to_the_repository_unless_asked(tmp_path: 
 
 def test_absolute_paths_keeps_them_for_a_private_store(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    repo, store, _ = _repo(tmp_path)
-    log = repo / "logs" / "alpha.jsonl"
-    log.parent.mkdir()
-    shutil.copy(ALPHA, log)
-    entries = agent_drafts()
-    entries[0]["session"] = str(log)
-    drafts = tmp_path / "drafts.json"
-    drafts.write_text(json.dumps(entries))
     monkeypatch.setenv("ORF_ABSOLUTE_PATHS", "true")
-    assert run_cli("submit", drafts, "--store", store)[0] == 0
-    (exp,) = [e for e in Store(store).experiences() if e.title.startswith("Install the module")]
+    log, exp = _submitted_from_the_repository(tmp_path)
     assert (exp.provenance or {})["source_paths"] == [str(log)]

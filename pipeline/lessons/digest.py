@@ -19,13 +19,12 @@ from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact
 from .delta import command_of, path_of
 from .episodes import Episode, SessionEpisodes, failed
+from .proof import NEW_KEYS, OLD_KEYS, edit_text
 from .symptom import error_body
 from .text import relativize, roots_of
 
 OPEN, CLOSE = "<<<LOG", "LOG>>>"
 _COMMAND_KEYS = ("command", "cmd", "CommandLine")
-_OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
-_NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
 _BODY_KEYS = ("input", "patch", "code", "script", "content", "file_text")
 _PLACE_KEYS = frozenset({"workdir", "cwd", "dir", "directory", "Cwd", "login", "shell"})
 """Where a command ran: the digest's paths are already relative to it."""
@@ -168,11 +167,6 @@ def _options(step: Step) -> str:
     return f" [{', '.join(shown)}]" if shown else ""
 
 
-def _arg(step: Step, keys: tuple[str, ...]) -> str:
-    args = step.args or {}
-    return next((v for k in keys if isinstance(v := args.get(k), str) and v), "")
-
-
 def _indent(line: str) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))].replace("\t", "\\t")
 
@@ -185,7 +179,7 @@ def _body(step: Step) -> str:
     command = command_of(step)
     if "\n" in command:
         return command
-    text = _arg(step, _BODY_KEYS)
+    text = edit_text(step, _BODY_KEYS)
     return text if "\n" in text else ""
 
 
@@ -220,8 +214,8 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
         lines.insert(0, f"#{step.index} [agent] {_one(step.text, level.words)}")
     if info.edit_old is not None or info.edit_new is not None:
         # The raw arguments: the detector's copy is stripped, and indentation is evidence.
-        lines += _lines(_arg(step, _OLD_KEYS) or info.edit_old or "", level.edit, "-")
-        lines += _lines(_arg(step, _NEW_KEYS) or info.edit_new or "", level.edit, "+")
+        lines += _lines(edit_text(step, OLD_KEYS) or info.edit_old or "", level.edit, "-")
+        lines += _lines(edit_text(step, NEW_KEYS) or info.edit_new or "", level.edit, "+")
     elif body := _body(step):
         rest = body.partition("\n")[2] if command_of(step) else body
         lines += _lines(rest, level.edit * 2, "|")

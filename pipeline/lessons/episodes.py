@@ -42,7 +42,8 @@ _REFUSED = re.compile(
     r"request interrupted by user|user cancelled", re.IGNORECASE)
 
 
-_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
+"""Where a shell command line splits into commands (a pipe included)."""
 _SUB = re.compile(r"[a-z][a-z-]{1,20}")
 """A sub-command: a short bare lowercase word (``api``, ``test``, ``run-script``)."""
 
@@ -108,7 +109,7 @@ def program_and_sub(command: str, program: str) -> str:
 
     The sub-command is the bare word after the program (not an option, a path or a file name).
     """
-    for segment in _SEGMENTS.split(command):
+    for segment in SEGMENTS.split(command):
         words = segment.split()
         while words and "=" in words[0]:
             words = words[1:]  # ``PYTHONPATH=src pytest``: the environment is not the target
@@ -204,8 +205,3 @@ def build_episodes(traj: Trajectory, findings: list[Finding] | None = None) -> S
             error_class=_error_class(step) if kind == "failure" else "",
             hints=_hints(findings or [], set(members)), tokens=_tokens(steps, tuple(members))))
     return out
-
-
-def has_episode(traj: Trajectory) -> bool:
-    """True when the session has a failed step or a correction (what a model may read)."""
-    return bool(build_episodes(traj).episodes)

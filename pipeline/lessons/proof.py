@@ -25,19 +25,20 @@ from .tables import (
     VERIFY_WINDOW,
 )
 
-_NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
-_OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
+NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
+OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
 _SPLIT = re.compile(r"\s*(?:&&|\|\||;)\s*")
 _AGAIN = 3
 """Tool steps after a candidate in which the loop's failure coming back rejects it."""
 
 
-def _text(step: Step, keys: tuple[str, ...]) -> str:
+def edit_text(step: Step, keys: tuple[str, ...]) -> str:
+    """The first non-empty string argument of ``step`` under ``keys`` (an edit's text)."""
     args = step.args or {}
     return next((v for k in keys if isinstance(v := args.get(k), str) and v), "")
 
 
-def _key_line(text: str) -> str:
+def key_line(text: str) -> str:
     """The first line of ``text`` that is not blank and not only punctuation."""
     return next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
 
@@ -54,30 +55,30 @@ def _verb(step: Step) -> str:
 
 def comment_only(step: Step) -> bool:
     """True when the lines an edit adds are only comments (no behaviour changes)."""
-    old = {ln.strip() for ln in _text(step, _OLD_KEYS).splitlines()}
-    lines = [ln for ln in _text(step, _NEW_KEYS).splitlines()
+    old = {ln.strip() for ln in edit_text(step, OLD_KEYS).splitlines()}
+    lines = [ln for ln in edit_text(step, NEW_KEYS).splitlines()
              if ln.strip() and ln.strip() not in old]
     return bool(lines) and all(COMMENT_LINE.match(ln) for ln in lines)
 
 
 def _undone(steps: list[Step], infos: list[Info], j: int, path: str) -> bool:
     """True when a later successful edit of ``path`` takes the new text of step ``j`` out."""
-    key = _key_line(_text(steps[j], _NEW_KEYS))
+    key = key_line(edit_text(steps[j], NEW_KEYS))
     if not key:
         return False
     for k in range(j + 1, min(len(steps), j + 1 + RESOLUTION_WINDOW)):
         s, i = steps[k], infos[k]
         if s.kind != "tool" or i.failed or s.is_error or not _is_file(s, i):
             continue
-        if path_of(s, i) == path and key in _text(s, _OLD_KEYS) and \
-                _text(s, _NEW_KEYS).count(key) < _text(s, _OLD_KEYS).count(key):
+        if path_of(s, i) == path and key in edit_text(s, OLD_KEYS) and \
+                edit_text(s, NEW_KEYS).count(key) < edit_text(s, OLD_KEYS).count(key):
             return True
     return False
 
 
 def _shown(steps: list[Step], infos: list[Info], j: int, path: str) -> bool:
     """True when a later read of ``path`` shows the new text of step ``j``."""
-    key = _key_line(_text(steps[j], _NEW_KEYS))
+    key = key_line(edit_text(steps[j], NEW_KEYS))
     for k in range(j + 1, min(len(steps), j + 1 + RESOLUTION_WINDOW)):
         s, i = steps[k], infos[k]
         if s.kind == "tool" and i.cls == "read" and not i.failed and \

@@ -31,21 +31,25 @@ from dataclasses import dataclass
 
 from ..detect.actions import Info
 from ..model import Draft, Step
-from ..normalize import error_line
+from ..normalize import HOME_PATH, error_line
 from .delta import command_of, did_nothing, path_of
-from .episodes import SessionEpisodes, failed, is_correction, program_and_sub, target_of
+from .episodes import (
+    SEGMENTS,
+    SessionEpisodes,
+    failed,
+    is_correction,
+    program_and_sub,
+    target_of,
+)
+from .proof import NEW_KEYS, OLD_KEYS, edit_text, key_line
 
 _WS = re.compile(r"\s+")
 _WRAPPER = re.compile(r"^(?:/bin/)?(?:ba|z)?sh\s+-l?c\s+(['\"]?)(.*)\1\s*$", re.DOTALL)
 _DIRS = re.compile(r"(?:[\w.~@+-]*/)+(?=[\w.@+-])")
 _ELLIPSIS = re.compile(r"\s*(?:…|\.\.\.|\[\.\.\.\])\s*")
 _SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-_SEGMENTS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _WILDCARD = re.compile(r"^(?:<[^>]*>|\{[^}]*\}|\$\w+|\$\{[^}]*\}|…|\.\.\.|\*|[A-Z_]{3,})$")
 _TOKEN_CHARS = re.compile(r"[\w.:/@=+-]{2,}")
-_HOME = re.compile(r"(?:/Users/|/home/)[^/\s`'\"]+/|[A-Z]:\\\\?Users\\\\")
-_NEW_KEYS = ("new_str", "new_string", "content", "file_text", "code_edit", "replacement")
-_OLD_KEYS = ("old_str", "old_string", "to_replace", "search")
 # An error about how a program was called: the corrected invocation is the fix.
 _USAGE = re.compile(r"usage:|unexpected argument|unrecognized|unknown (?:option|flag|command|"
                     r"argument)|invalid (?:option|argument|value)|not a valid|no such "
@@ -201,8 +205,8 @@ def _matches(span: str, command: str) -> bool:
     A piece matches when its first word is the command's and its other words appear in order
     (``<placeholders>`` skip).
     """
-    pieces = [p.split() for p in _SEGMENTS.split(_unwrap(span)) if p.split()]
-    segs = [seg for seg in _SEGMENTS.split(_unwrap(command)) if seg.split()]
+    pieces = [p.split() for p in SEGMENTS.split(_unwrap(span)) if p.split()]
+    segs = [seg for seg in SEGMENTS.split(_unwrap(command)) if seg.split()]
     if not pieces or not any(not _WILDCARD.match(w) for p in pieces for w in p):
         return False
     it = iter(segs)
@@ -287,7 +291,7 @@ def _explained_call(trap: tuple[Step, Info], fix: tuple[Step, Info]) -> bool:
     # ``gofmt -l . && go test ./...`` -> ``GOCACHE=/tmp/c go test ./...``: the failing piece
     # of a chain, run again with something added.
     target = target_of(f, fix[1])
-    for seg in _SEGMENTS.split(_unwrap(command_of(t))):
+    for seg in SEGMENTS.split(_unwrap(command_of(t))):
         words = _bare(seg.split(), dirs=False)
         if words and program_and_sub(" ".join(words), words[0]) == target and \
                 _words(" ".join(words)) <= after:
@@ -356,15 +360,6 @@ def error_gone(p: Proposal, s: SessionEpisodes) -> str | None:
     return None
 
 
-def _key_line(text: str) -> str:
-    return next((ln.strip() for ln in text.splitlines() if re.search(r"\w", ln)), "")
-
-
-def _arg(step: Step, keys: tuple[str, ...]) -> str:
-    args = step.args or {}
-    return next((v for k in keys if isinstance(v := args.get(k), str) and v), "")
-
-
 def not_undone(p: Proposal, s: SessionEpisodes) -> str | None:
     """No fix edit is taken out again later (a revert, a restore)."""
     steps, infos = s.traj.steps, s.infos
@@ -373,15 +368,15 @@ def not_undone(p: Proposal, s: SessionEpisodes) -> str | None:
         if step.kind != "tool" or info.cls not in ("edit", "write"):
             continue
         path = path_of(step, info)
-        key = _key_line(info.edit_new or _arg(step, _NEW_KEYS))
+        key = key_line(info.edit_new or edit_text(step, NEW_KEYS))
         for j in range(k + 1, len(steps)):
             later, linfo = steps[j], infos[j]
             if later.kind != "tool" or failed(later, linfo):
                 continue
             if linfo.git_restore and (path in linfo.git_restore or "*" in linfo.git_restore):
                 return f"the fix at #{k} was undone at step #{j} ({_label(later, linfo)})"
-            old = linfo.edit_old or _arg(later, _OLD_KEYS)
-            new = linfo.edit_new if linfo.edit_new is not None else _arg(later, _NEW_KEYS)
+            old = linfo.edit_old or edit_text(later, OLD_KEYS)
+            new = linfo.edit_new if linfo.edit_new is not None else edit_text(later, NEW_KEYS)
             if key and path_of(later, linfo) == path and key in old and \
                     new.count(key) < old.count(key):
                 return f"the fix at #{k} was undone at step #{j}"
@@ -399,7 +394,7 @@ def clean(p: Proposal, s: SessionEpisodes) -> str | None:
     for name, text in (("title", d.title), ("description", d.description), ("trap", d.trap),
                        ("insight", d.insight), ("validated path", d.validated_path),
                        ("checklist", "\n".join(d.checklist))):
-        if _HOME.search(text):
+        if HOME_PATH.search(text):
             return f"the {name} holds a home path"
     return None
 

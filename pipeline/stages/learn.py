@@ -144,9 +144,9 @@ def proposal_of(item: Any, session: SessionEpisodes, drafted_by: str, backend_na
         wasted_steps=max(0, min(ev.fix_steps, default=0) - min(ev.trap_steps, default=0) - 1),
         wasted_tokens=sum(t for t in tokens if t is not None) if tokens else None,
         verdict=None, verdict_by=None, backend=backend_name, model=model,
-        drafted_by=drafted_by)._set(
-            scope=scope, evidence={"trap_steps": list(ev.trap_steps),
-                                   "fix_steps": list(ev.fix_steps), "error": ev.error[:500]})
+        drafted_by=drafted_by).with_evidence(
+            scope, {"trap_steps": list(ev.trap_steps), "fix_steps": list(ev.fix_steps),
+                    "error": ev.error[:500]})
     return Proposal(draft, ev, scope), None
 
 

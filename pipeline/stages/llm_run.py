@@ -132,8 +132,9 @@ class _LearnSession:
                           settings.max_drafts_per_session)
             for n, chunk in enumerate(self.digest.chunks)]
         self.outstanding = len(self.pending)
+        self.chunk_of = {r.key: n for n, r in enumerate(self.pending)}
+        """Which digest chunk each first request carries (an unusable reply asks it again)."""
         self.sent_back = False
-        self.texts = [c.text for c in self.digest.chunks]
 
     def take(self) -> list[LLMRequest]:
         out, self.pending = self.pending, []
@@ -147,8 +148,9 @@ class _LearnSession:
             self.failures.append(f"attempt {request.attempt}: {parsed.error}")
             if request.attempt == 1 and not self.sent_back:
                 self.sent_back = True
+                chunk = self.chunk_of.get(request.key, 0)
                 self.pending.append(learn_request(
-                    self.traj, self.texts[0], 0, self.backend, self.store,
+                    self.traj, self.digest.chunks[chunk].text, chunk, self.backend, self.store,
                     self.settings.max_drafts_per_session,
                     send_back=f"- your reply could not be used: {parsed.error}"))
                 self.outstanding += 1
@@ -171,8 +173,8 @@ class _LearnSession:
                 return
             self.sent_back = True
             self.pending.append(learn_request(
-                self.traj, self.texts[0] if len(self.texts) == 1 else "\n\n".join(self.texts),
-                0, self.backend, self.store, self.settings.max_drafts_per_session,
+                self.traj, "\n\n".join(c.text for c in self.digest.chunks), 0, self.backend,
+                self.store, self.settings.max_drafts_per_session,
                 send_back=send_back_text(self.rejected, self.problems)))
             self.outstanding += 1
             self.rejected, self.problems = [], []

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from ..detect import MISTAKE_FAMILIES, PRECEDENCE, REGISTRY
 from ..lessons.tables import BOILERPLATE_RE
 from ..model import Draft
-from ..normalize import HOME_DIR
+from ..normalize import HOME_PATH
 
 PROBLEMS = ("raw tool-call id", "placeholder tool name", "absolute home path",
             "boilerplate as the error", "text cut mid-token", "detector jargon")
@@ -22,7 +22,6 @@ PROBLEMS = ("raw tool-call id", "placeholder tool name", "absolute home path",
 _CALL_ID = re.compile(r"\b(?:toolu_[A-Za-z0-9]{8,}|call_[A-Za-z0-9]{8,}|fc_[0-9a-f]{8,}|"
                       r"tooluse_[\w-]{8,}|functions\.\w+:\d+)")
 _PLACEHOLDER = re.compile(r"`(?:other|unknown|tool)(?: [^`]*)?`|\b(?:tool|program) `?other`?\b")
-_HOME = re.compile(rf"{HOME_DIR.pattern}|[A-Z]:\\\\?Users\\\\")
 # Detector jargon: every registered family name with an underscore (a new family is covered
 # without an edit here; plain words such as "cycle" or "reread" are ordinary English) plus the
 # analysis fields a reader should never see in prose.
@@ -88,7 +87,7 @@ def quality_problems(draft: Draft) -> list[str]:
             add("raw tool-call id", name)
         if _PLACEHOLDER.search(text):
             add("placeholder tool name", name)
-        if _HOME.search(text):
+        if HOME_PATH.search(text):
             add("absolute home path", name)
         if _boilerplate(name, text):
             add("boilerplate as the error", name)
