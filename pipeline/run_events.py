@@ -41,14 +41,28 @@ class Progress:
     total: int
 
 
+BATCH_ENDED_STATES = frozenset({"succeeded", "partially_succeeded", "failed", "cancelled",
+                                "expired"})
+"""Batch job states (``JOB_STATE_`` cut, lower case) after which nothing changes."""
+
+
 @dataclass(frozen=True, slots=True)
 class BatchPolled:
-    """A Batch Mode job was polled: name, state (``running``, ``succeeded``...), answers."""
+    """A Batch Mode job was polled: name, state (``running``, ``succeeded``...), answers.
+
+    ``done`` is None when the API does not count answers while the job runs (the Gemini API).
+    """
 
     job: str
     state: str
-    done: int
+    done: int | None
     total: int
+    elapsed_s: float = 0.0
+
+    @property
+    def ended(self) -> bool:
+        """The job will not change any more."""
+        return self.state in BATCH_ENDED_STATES
 
 
 @dataclass(frozen=True, slots=True)

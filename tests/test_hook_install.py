@@ -42,11 +42,8 @@ def test_claude_code_install_merges_and_is_idempotent(tmp_path: Path, store: Pat
         "permissions": EXISTING["permissions"],
         "env": {"FOO": "1"},
         "hooks": {
-            "PostToolUse": [
-                EXISTING["hooks"]["PostToolUse"][0],
-                {"matcher": "Bash",
-                 "hooks": [{"type": "command", "command": command, "timeout": 5}]},
-            ],
+            # failures only: a successful call starts no orf process
+            "PostToolUse": EXISTING["hooks"]["PostToolUse"],
             "Stop": EXISTING["hooks"]["Stop"],
             "PostToolUseFailure": [
                 {"matcher": "*",
@@ -72,7 +69,30 @@ def test_a_moved_store_replaces_the_old_orf_entry(tmp_path: Path, store: Path) -
     data = json.loads((project / ".claude" / "settings.json").read_text(encoding="utf-8"))
     commands = [h["command"] for groups in data["hooks"].values() for g in groups
                 for h in g["hooks"]]
-    assert commands == [hook_command("claude-code", other)] * 2
+    assert commands == [hook_command("claude-code", other)]
+
+
+def test_an_older_post_tool_use_entry_is_removed(tmp_path: Path, store: Path) -> None:
+    """orf once registered Claude Code's PostToolUse for Bash too; reinstalling drops it and
+    keeps the user's own hooks of that event."""
+    project = tmp_path / "app"
+    settings = project / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    old = {"type": "command", "command": "orf hook claude-code --store experiences",
+           "timeout": 5}
+    settings.write_text(json.dumps({"hooks": {
+        "PostToolUse": [{"matcher": "Bash", "hooks": [old]},
+                        {"matcher": "Edit", "hooks": [old, {"type": "command",
+                                                            "command": "npx prettier"}]}],
+        "PostToolUseFailure": [{"matcher": "*", "hooks": [old]}]}}), encoding="utf-8")
+    code, out, _ = run_cli("hook", "install", "claude-code", "--project", project,
+                           "--store", store)
+    assert (code, out) == (0, f"Added the orf hook to {settings}\n")
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    assert data["hooks"]["PostToolUse"] == [
+        {"matcher": "Edit", "hooks": [{"type": "command", "command": "npx prettier"}]}]
+    assert data["hooks"]["PostToolUseFailure"] == [{"matcher": "*", "hooks": [{
+        "type": "command", "command": hook_command("claude-code", store), "timeout": 5}]}]
 
 
 def test_gemini_and_codex_files(tmp_path: Path, store: Path) -> None:
@@ -86,7 +106,7 @@ def test_gemini_and_codex_files(tmp_path: Path, store: Path) -> None:
         "name": "orf-playbooks",
         "description": "The matching ORF playbook after a failed tool call"}]}]}}
     codex = json.loads((project / ".codex" / "hooks.json").read_text(encoding="utf-8"))
-    assert codex == {"hooks": {"PostToolUse": [{"matcher": "Bash", "hooks": [{
+    assert codex == {"hooks": {"PostToolUse": [{"matcher": "Bash|apply_patch|mcp__.*", "hooks": [{
         "type": "command", "command": hook_command("codex", store), "timeout": 5}]}]}}
     assert set(TARGETS) == {"claude-code", "gemini", "codex"}
 
@@ -101,13 +121,13 @@ def test_invalid_settings_are_left_alone(tmp_path: Path, store: Path) -> None:
     assert code == 1
     assert err.startswith(f"Error: {settings}: not valid JSON (")
     assert err.endswith("fix it or move it away, nothing was changed\n")
-    settings.write_text("{\"hooks\": {\"PostToolUse\": {}}}", encoding="utf-8")
+    settings.write_text("{\"hooks\": {\"PostToolUseFailure\": {}}}", encoding="utf-8")
     code, _, err = run_cli("hook", "install", "claude-code", "--project", project,
                            "--store", store)
     assert code == 1
-    assert err == (f"Error: {settings}: 'hooks.PostToolUse' is not a JSON array; "
+    assert err == (f"Error: {settings}: 'hooks.PostToolUseFailure' is not a JSON array; "
                    "nothing was changed\n")
-    assert settings.read_text(encoding="utf-8") == "{\"hooks\": {\"PostToolUse\": {}}}"
+    assert settings.read_text(encoding="utf-8") == "{\"hooks\": {\"PostToolUseFailure\": {}}}"
 
 
 def test_install_without_a_store_warns(tmp_path: Path) -> None:

@@ -146,9 +146,14 @@ def test_the_cli_renders_each_event(capsys: pytest.CaptureFixture[str]) -> None:
         render(Progress("scanned", i, 20))
     render(FindingsFound(5, 7))
     render(Progress("sessions", 1, 1))
-    render(BatchPolled("batches/7", "running", 0, 4))
-    render(BatchPolled("batches/7", "running", 0, 4))  # same decile of the same state: quiet
-    render(BatchPolled("batches/7", "succeeded", 4, 4))
+    render(BatchPolled("batches/7", "running", 0, 4, 5.0))
+    render(BatchPolled("batches/7", "running", 0, 4, 6.0))  # same decile, same state: quiet
+    render(BatchPolled("batches/7", "succeeded", 4, 4, 70.0))
+    # The Gemini API counts no answers while a job runs: the state and time, a line per 10 min.
+    render(BatchPolled("batches/8", "running", None, 4, 1.0))
+    render(BatchPolled("batches/8", "running", None, 4, 599.0))
+    render(BatchPolled("batches/8", "running", None, 4, 600.0))
+    render(BatchPolled("batches/8", "succeeded", None, 4, 3700.0))
     render(LLMUsage(3, 100, 20, 0.01234))
     render(Written("new", "EXP-20260101-0001"))
     render(Written("failed", None, "disk full"))
@@ -161,8 +166,11 @@ def test_the_cli_renders_each_event(capsys: pytest.CaptureFixture[str]) -> None:
         *(f"orf: scanned {i}/20 sources" for i in (1, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20)),
         "orf: findings: 5 (7 wasted steps)",
         "orf: sessions: 1/1",
-        "orf: batch batches/7 running: 0/4",
-        "orf: batch batches/7 succeeded: 4/4",
+        "orf: batch batches/7 running: 0/4, 0m05s",
+        "orf: batch batches/7 succeeded: 4/4, 1m10s",
+        "orf: batch batches/8 running: 4 requests, 0m01s",
+        "orf: batch batches/8 running: 4 requests, 10m00s",
+        "orf: batch batches/8 succeeded: 4 requests, 1h01m",
         "orf: llm: 3 calls, 100 in / 20 out tokens, $0.0123 so far",
         "orf: new: EXP-20260101-0001",
         "orf: failed: disk full",

@@ -382,6 +382,31 @@ def test_json_schema_rejected_falls_back_to_json_mode(tmp_path: Path, status: in
     assert REJECTED_FORMAT.startswith("response_format")
 
 
+@pytest.mark.parametrize("json_schema", [True, False])
+def test_reasoning_models_refusing_max_tokens_and_temperature(
+        tmp_path: Path, json_schema: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenAI's o-series and gpt-5 answer 400 to ``max_tokens`` ("Use 'max_completion_tokens'
+    instead") and to a temperature but 1, naming the parameter, not ``response_format``."""
+    with FakeOpenAI(reasoning=True, json_schema=json_schema, model="o4-mini") as fake:
+        monkeypatch.setenv("ORF_OPENAI_BASE_URL", fake.url)
+        monkeypatch.setenv("ORF_OPENAI_MODEL", "o4-mini")
+        fake.responder = scripted(judge=[JUDGE_OK], draft=[DRAFT_OK])
+        verdict, result = run_once(tmp_path)
+        sent = bodies(fake)
+    assert verdict.reason == "tests still fail"
+    assert [d.title for d in result.drafts] == [GOOD_DRAFT["title"]]
+    shapes = [(sorted(k for k in ("max_tokens", "max_completion_tokens", "temperature")
+                      if k in b), b["response_format"]["type"]) for b in sent]
+    first = [(["max_tokens", "temperature"], "json_schema"),
+             (["max_completion_tokens", "temperature"], "json_schema"),
+             (["max_completion_tokens"], "json_schema")]
+    # Each refusal is met once; the draft request is sent right the first time.
+    assert shapes == (first + [(["max_completion_tokens"], "json_schema")] if json_schema else
+                      first + [(["max_completion_tokens"], "json_object")] * 2)
+    assert sent[1]["max_completion_tokens"] == sent[0]["max_tokens"]  # the same budget
+    assert call_rows(tmp_path) == [("ok", None), ("ok", None)]
+
+
 def test_json_mode_reply_off_schema_is_unusable(tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     off = text_reply(json.dumps({"outcome": "failure", "confidence": 0.9}))

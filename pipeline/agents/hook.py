@@ -7,6 +7,17 @@ the hook prints ``hookSpecificOutput.additionalContext`` with the playbook's id,
 Principle and validated path; otherwise it prints nothing. It never blocks the client and
 exits 0 whatever happens. Only the standard library, orjson and the cached index are on this
 path (see ``pipeline.entry``), so it answers in tens of milliseconds.
+
+What each client sends (the readers below):
+
+- Claude Code sends a failed call as ``PostToolUseFailure`` (``error`` starts "Exit code N"
+  for Bash); its ``PostToolUse`` is for successes and carries no exit code.
+- Gemini CLI sends ``AfterTool`` with ``tool_response.llmContent`` (a string or a list of
+  ``{text}`` parts) and ``error`` for a tool error; a shell's text holds "Exit Code: N".
+- Codex sends ``PostToolUse`` for Bash, apply_patch and MCP tools with the output as a plain
+  string and no exit code: whether the call failed is read from its rollout
+  (``codex_rollout``). When the rollout does not say, the output is only matched against
+  the playbooks' recorded errors (a repeat of the same call proves nothing about failure).
 """
 
 from __future__ import annotations
@@ -23,6 +34,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from . import codex_rollout
 from .bm25 import tokenize
 from .search import Doc, SearchIndex, cache_dir, error_focus, replace_file
 
@@ -36,6 +48,7 @@ STATE_DAYS = 7
 """Days a session's record of failed calls is kept."""
 _MAX_PATH = 1200
 _KEPT_FAILURES = 64
+_MAX_LOG_BYTES = 256 * 1024
 _EXIT_TEXT = re.compile(
     r"(?im)^\W*(?:exit code|exit status|exit_code|process exited with code)\W+(-?\d+)")
 _EXIT_KEYS = ("exit_code", "exitCode", "returnCode", "return_code", "exit_status", "status")
@@ -52,6 +65,9 @@ class Failure(NamedTuple):
     """Hash of the tool name and its input: the same call has the same key."""
     text: str
     """The error text to match playbooks against."""
+    certain: bool = True
+    """False when the client did not say the call failed (Codex without its rollout): only a
+    trap match answers then, never the repeat rule."""
 
 
 def _call_key(payload: dict[str, Any]) -> str:
@@ -65,7 +81,7 @@ def _text(value: Any) -> str:
         return value
     if isinstance(value, dict):
         parts = [_text(value.get(k)) for k in ("error", "message", "stderr", "stdout",
-                                                 "output", "llmContent", "content")]
+                                                 "output", "llmContent", "content", "text")]
         return "\n".join(p for p in parts if p)
     if isinstance(value, list):
         return "\n".join(_text(v) for v in value)
@@ -83,10 +99,10 @@ def exit_code(response: Any) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _failure(payload: dict[str, Any], text: str) -> Failure:
+def _failure(payload: dict[str, Any], text: str, certain: bool = True) -> Failure:
     return Failure(event=str(payload.get("hook_event_name", "")),
                    session=str(payload.get("session_id", "")), call_key=_call_key(payload),
-                   text=text)
+                   text=text, certain=certain)
 
 
 def _shell_failure(payload: dict[str, Any], shell_tools: tuple[str, ...]) -> Failure | None:
@@ -100,18 +116,14 @@ def _shell_failure(payload: dict[str, Any], shell_tools: tuple[str, ...]) -> Fai
 
 
 def claude_code_failure(payload: dict[str, Any]) -> Failure | None:
-    """Claude Code: every ``PostToolUseFailure`` but an interrupt, a failed Bash ``PostToolUse``.
+    """Claude Code: every ``PostToolUseFailure`` but an interrupt.
 
-    A ``PostToolUse`` of Bash counts when its response shows a nonzero exit.
+    A Bash call that exits nonzero is a ``PostToolUseFailure`` (its ``error`` starts "Exit
+    code N"); a ``PostToolUse`` is a success, whatever its output says.
     """
-    event = payload.get("hook_event_name")
-    if event == "PostToolUseFailure":
-        if payload.get("is_interrupt"):
-            return None
-        return _failure(payload, _text(payload.get("error")))
-    if event == "PostToolUse":
-        return _shell_failure(payload, ("Bash",))
-    return None
+    if payload.get("hook_event_name") != "PostToolUseFailure" or payload.get("is_interrupt"):
+        return None
+    return _failure(payload, _text(payload.get("error")))
 
 
 def gemini_failure(payload: dict[str, Any]) -> Failure | None:
@@ -125,10 +137,23 @@ def gemini_failure(payload: dict[str, Any]) -> Failure | None:
 
 
 def codex_failure(payload: dict[str, Any]) -> Failure | None:
-    """Codex: a ``PostToolUse`` of Bash (its only hooked tool) whose response shows a failure."""
+    """Codex: a ``PostToolUse`` (Bash, apply_patch, MCP tools) whose call failed.
+
+    The response is the output with no exit code: the rollout at ``transcript_path`` says
+    whether the call failed; else an exit code the response shows (an "Exit code: N" header of
+    older builds); else the output is a possible failure (a trap match only).
+    """
     if payload.get("hook_event_name") != "PostToolUse":
         return None
-    return _shell_failure(payload, ("Bash", "shell", "exec_command"))
+    response = payload.get("tool_response")
+    failed = codex_rollout.call_failed(payload.get("transcript_path"),
+                                       payload.get("tool_use_id"))
+    if failed is None:
+        code = exit_code(response)
+        failed = None if code is None else code != 0
+    if failed is False:
+        return None
+    return _failure(payload, _text(response), certain=failed is True)
 
 
 CLIENTS: dict[str, Callable[[dict[str, Any]], Failure | None]] = {
@@ -161,7 +186,7 @@ def best_playbook(index: SearchIndex, failure: Failure,
     for hit in hits:
         if trap_matches(hit.doc, wanted):
             return hit.doc, True
-    if repeated and hits:
+    if repeated and failure.certain and hits:
         return hits[0].doc, False
     return None
 
@@ -220,7 +245,7 @@ def respond(client: str, payload: Any, store: Path) -> dict[str, Any] | None:
     failure = CLIENTS[client](payload)
     if failure is None or not failure.text.strip():
         return None
-    repeated = seen_before(failure)
+    repeated = seen_before(failure) if failure.certain else False
     if not (store / "INDEX.md").is_file():
         return None
     found = best_playbook(SearchIndex.load(store), failure, repeated)
@@ -254,5 +279,29 @@ def main(argv: list[str], stdin: Any = None, stdout: Any = None) -> int:
             stdout.write(orjson.dumps(reply).decode() + "\n")
             stdout.flush()
     except Exception as exc:  # noqa: BLE001 - a hook must never break the client's turn
-        print(f"orf hook: ignored internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        note_internal_error(argv[0] if argv else "", f"{type(exc).__name__}: {exc}")
     return 0
+
+
+STDERR_SHOWN = frozenset({"gemini"})
+"""Clients that show a hook's stderr to the user when its stdout is empty (Gemini CLI's hook
+runner shows ``stdout.trim() || stderr.trim()``): orf's own errors go to a log file there."""
+
+
+def note_internal_error(client: str, message: str) -> None:
+    """Report an error of orf itself without costing the user anything.
+
+    Claude Code and Codex keep a hook's stderr out of the conversation when it exits 0; for
+    the clients in ``STDERR_SHOWN`` the line is appended to ``<cache>/hook/errors.log``.
+    """
+    line = f"orf hook: ignored internal error: {message}"
+    if client not in STDERR_SHOWN:
+        print(line, file=sys.stderr)
+        return
+    with contextlib.suppress(OSError):
+        log = cache_dir() / "hook" / "errors.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        if log.is_file() and log.stat().st_size > _MAX_LOG_BYTES:
+            os.replace(log, log.with_suffix(".log.1"))  # one old file kept, no growth
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")

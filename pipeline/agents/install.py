@@ -34,15 +34,16 @@ class HookTarget:
 
 
 TARGETS: dict[str, HookTarget] = {
-    # PostToolUseFailure covers every failed tool; PostToolUse catches a Bash call that
-    # returned normally but printed a nonzero exit.
-    "claude-code": HookTarget(".claude/settings.json",
-                              (("PostToolUseFailure", "*"), ("PostToolUse", "Bash")), 5),
+    # Failures only: a Bash call that exits nonzero is a PostToolUseFailure ("Exit code N");
+    # PostToolUse fires for successes, so registering it would start orf after every call.
+    "claude-code": HookTarget(".claude/settings.json", (("PostToolUseFailure", "*"),), 5),
+    # AfterTool has no failure-only event: the hook reads the response's error or exit code.
     "gemini": HookTarget(".gemini/settings.json", (("AfterTool", ".*"),), 5000,
                          {"name": "orf-playbooks",
                           "description": "The matching ORF playbook after a failed tool call"}),
-    # Codex hooks (behind `[features] codex_hooks = true`) see Bash calls only.
-    "codex": HookTarget(".codex/hooks.json", (("PostToolUse", "Bash"),), 5),
+    # Codex (hooks on by default since 0.124) sends PostToolUse for Bash, apply_patch and MCP
+    # tools (`mcp__server__tool`), failed or not; the matcher is a regex on the tool name.
+    "codex": HookTarget(".codex/hooks.json", (("PostToolUse", "Bash|apply_patch|mcp__.*"),), 5),
 }
 """Hook clients and their settings files."""
 
@@ -101,7 +102,7 @@ def merge_hook(settings: dict[str, Any], client: str, command: str) -> bool:
     hooks = settings.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError("'hooks' is not a JSON object")
-    changed = False
+    changed = _drop_stale(hooks, client, {event for event, _ in target.entries})
     for event, matcher in target.entries:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
@@ -122,6 +123,30 @@ def merge_hook(settings: dict[str, Any], client: str, command: str) -> bool:
         kept.append({"matcher": matcher, "hooks": [wanted]})
         hooks[event] = kept
         changed = True
+    return changed
+
+
+def _drop_stale(hooks: dict[str, Any], client: str, events: set[str]) -> bool:
+    """Remove orf hooks of ``client`` from events orf no longer registers.
+
+    An older install put Claude Code's hook on ``PostToolUse`` too. True when one was removed.
+    """
+    changed = False
+    for event in [e for e in hooks if e not in events and isinstance(hooks[e], list)]:
+        kept = []
+        for group in hooks[event]:
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                others = [h for h in group["hooks"] if not _is_orf_hook(h, client)]
+                if len(others) != len(group["hooks"]):
+                    changed = True
+                    if not others:
+                        continue
+                    group["hooks"] = others
+            kept.append(group)
+        if kept:
+            hooks[event] = kept
+        else:
+            del hooks[event]
     return changed
 
 

@@ -39,11 +39,12 @@ def _client_command(client: str, help_text: str) -> None:
 
 
 _HELP = {
-    "claude-code": "Claude Code hook for PostToolUseFailure and PostToolUse (Bash): reads the "
-                   "hook JSON on stdin, prints hookSpecificOutput.additionalContext with the "
-                   "matching playbook, or nothing. Always exits 0.",
+    "claude-code": "Claude Code hook for PostToolUseFailure: reads the hook JSON on stdin, "
+                   "prints hookSpecificOutput.additionalContext with the matching playbook, or "
+                   "nothing. Always exits 0.",
     "gemini": "Gemini CLI AfterTool hook (same reply shape). Always exits 0.",
-    "codex": "Codex PostToolUse hook for Bash (same reply shape). Always exits 0.",
+    "codex": "Codex PostToolUse hook for Bash, apply_patch and MCP tools (same reply shape; "
+             "whether the call failed is read from its rollout). Always exits 0.",
 }
 for _name, _text in _HELP.items():
     _client_command(_name, _text)
@@ -59,9 +60,10 @@ for _name, _text in _HELP.items():
 def install(client: str, project: Path, store: Path | None, absolute: bool) -> None:
     """Merge the orf hook into the client's project settings, leaving the rest untouched.
 
-    claude-code: .claude/settings.json (PostToolUseFailure, PostToolUse on Bash);
+    claude-code: .claude/settings.json (PostToolUseFailure, every tool);
     gemini: .gemini/settings.json (AfterTool); codex: .codex/hooks.json (PostToolUse on
-    Bash; enable hooks with `[features] codex_hooks = true` in ~/.codex/config.toml).
+    Bash|apply_patch|mcp__.*; Codex loads it in a trusted project and asks you to review
+    the new hook once with /hooks).
     Also builds the search cache so the first hook call is fast. The command written holds
     no path of this machine (`orf` on PATH, or paths relative to the project, which teams
     commit); --absolute writes absolute ones.

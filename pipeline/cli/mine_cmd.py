@@ -65,11 +65,19 @@ def _default_locations_line(e: DefaultLocations) -> str:
     return "default locations: none found (looked for " + ", ".join(e.patterns) + ")"
 
 
+def _elapsed(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
 def _counter(e: Progress | BatchPolled) -> tuple[str, str]:
     """``(what is counted, line)``: deciles are kept per counter (a job's state starts anew)."""
     if isinstance(e, BatchPolled):
         key = f"batch {e.job} {e.state}"
-        return key, f"{key}: {e.done}/{e.total}"
+        # The Gemini API does not count answers while a job runs: say what is known.
+        count = f"{e.total} requests" if e.done is None else f"{e.done}/{e.total}"
+        return key, f"{key}: {count}, {_elapsed(e.elapsed_s)}"
     if e.stage == "scanned":
         return e.stage, f"scanned {e.done}/{e.total} sources"
     return e.stage, f"{e.stage}: {e.done}/{e.total}"
@@ -85,6 +93,10 @@ _LINES: dict[type, Callable[[Any], str]] = {
     Written: lambda e: f"{e.outcome}: {e.exp_id or e.error}",
 }
 """How each event of a run reads on stderr (``Progress``/``BatchPolled`` counters: ``_counter``)."""
+
+
+BATCH_QUIET_S = 600
+"""Off a terminal, a batch job whose answers are not counted shows once per 10 minutes."""
 
 
 class _Progress:
@@ -105,14 +117,19 @@ class _Progress:
             click.echo(f"orf: {_LINES[type(event)](event)}", err=True)
             return
         key, line = _counter(event)
-        n, total = event.done, max(1, event.total)
+        total = max(1, event.total)
+        if event.done is None:  # an uncounted batch job: open until it ends, a line per 10 min
+            n = total if isinstance(event, BatchPolled) and event.ended else 0
+            decile = int(getattr(event, "elapsed_s", 0.0) // BATCH_QUIET_S)
+        else:
+            n = event.done
+            decile = n * 10 // total
         if self.tty:
             click.echo(f"\rorf: {line}\x1b[K", err=True, nl=False)
             self.open_line = n < total
             if not self.open_line:
                 click.echo("", err=True)
             return
-        decile = n * 10 // total
         if decile > self.last_decile.get(key, -1) or n == total:
             self.last_decile[key] = decile
             click.echo(f"orf: {line}", err=True)

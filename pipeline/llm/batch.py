@@ -19,7 +19,7 @@ from google.genai import types
 from tenacity import Retrying
 
 from ..ledger import Ledger
-from ..run_events import BatchPolled
+from ..run_events import BATCH_ENDED_STATES, BatchPolled
 from . import retry
 from .backend import LLMReply, LLMRequest, Progress
 from .gemini_wire import envelope_from_dict, envelope_from_response, model_retry_config
@@ -51,8 +51,7 @@ class BatchHost(Protocol):
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024
 """Inline batch requests must stay under 20 MB; larger runs upload a JSONL file."""
 
-DONE_STATES = {"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED",
-               "JOB_STATE_EXPIRED", "JOB_STATE_PARTIALLY_SUCCEEDED"}
+DONE_STATES = {f"JOB_STATE_{state.upper()}" for state in BATCH_ENDED_STATES}
 
 
 class BatchJobFailed(Exception):
@@ -126,8 +125,10 @@ def _results(backend: BatchHost, job: Any, keys: list[str],
     dest = job.dest
     if dest is not None and dest.inlined_responses:
         for index, item in enumerate(dest.inlined_responses):
-            key = str((item.metadata or {}).get("key") or (keys[index] if index < len(keys)
-                                                          else index))
+            # ``metadata`` carries the request's key (google-genai >= 1.45); results come
+            # back in request order, so the index is the fallback.
+            meta = getattr(item, "metadata", None) or {}
+            key = str(meta.get("key") or (keys[index] if index < len(keys) else index))
             if item.error is not None:
                 out[key] = {"error": f"batch item error: {item.error}"}
             elif item.response is not None:
@@ -145,6 +146,17 @@ def _results(backend: BatchHost, job: Any, keys: list[str],
             else:
                 out[key] = {"envelope": envelope_from_dict(record.get("response") or {})}
     return out
+
+
+def _answered(job: Any) -> int | None:
+    """Requests answered so far, or None when the API does not say.
+
+    The SDK fills ``completion_stats`` for Vertex AI only (and older SDKs lack the field): on
+    the Gemini API the count is unknown until the job ends, which is not the same as 0.
+    """
+    stats = getattr(job, "completion_stats", None)
+    count = getattr(stats, "successful_count", None) if stats is not None else None
+    return int(count) if count is not None else None
 
 
 def collect(
@@ -167,14 +179,14 @@ def collect(
     """
     ledger = backend.ledger
     delay = poll_initial_s
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     while True:
         job = _with_retries(max_attempts, backend.client.batches.get, name=name)
         state = str(getattr(job.state, "name", job.state))
-        stats = job.completion_stats
-        done = int(getattr(stats, "successful_count", 0) or 0) if stats else 0
         if progress is not None:
-            progress(BatchPolled(name, state.removeprefix("JOB_STATE_").lower(), done, len(keys)))
+            progress(BatchPolled(name, state.removeprefix("JOB_STATE_").lower(),
+                                 _answered(job), len(keys), time.monotonic() - started))
         if state in DONE_STATES:
             break
         if ledger is not None:

@@ -7,7 +7,9 @@ the variable ``openai_api_key_env`` names (``ORF_OPENAI_API_KEY``; a local serve
 Replies are asked for as ``response_format`` ``json_schema``; a server that rejects it (400 or
 422 naming ``response_format``) is asked for ``json_object`` from then on, with the schema in the
 system message, and each reply is checked against the schema here, so an off-schema answer is
-an unusable reply.
+an unusable reply. OpenAI's own reasoning models (o-series, gpt-5) refuse ``max_tokens`` and
+any ``temperature`` but the default with a 400 naming the parameter: the request is sent again
+as ``PARAM_FALLBACKS`` says, and the provider remembers it for the run.
 """
 
 from __future__ import annotations
@@ -120,6 +122,13 @@ def json_mode_problem(text: str | None, schema: Mapping[str, Any]) -> str | None
 # ---- the provider ----
 
 
+PARAM_FALLBACKS: dict[str, str | None] = {
+    "max_tokens": "max_completion_tokens",  # its successor; reasoning models take only it
+    "temperature": None,  # reasoning models take only the default: leave it out
+}
+"""Request parameters a server may refuse (400 naming it in ``param``) -> what to send
+instead: another name for the same value, or None to leave it out."""
+
 REJECTION_STATUS = frozenset({400, 422})
 """Statuses a server without structured outputs answers ``json_schema`` with (422: FastAPI)."""
 
@@ -129,6 +138,16 @@ def _rejects_json_schema(exc: openai.APIStatusError) -> bool:
     if exc.status_code not in REJECTION_STATUS:
         return False
     return exc.param == "response_format" or "response_format" in str(exc.message)
+
+
+def _refused_param(exc: openai.APIStatusError) -> str | None:
+    """The ``PARAM_FALLBACKS`` parameter a 400/422 refuses, by its ``param`` or its message."""
+    if exc.status_code not in REJECTION_STATUS:
+        return None
+    if exc.param in PARAM_FALLBACKS:
+        return str(exc.param)
+    message = str(exc.message)
+    return next((p for p in PARAM_FALLBACKS if f"'{p}'" in message), None)
 
 
 def _seconds(raw: str, scale: float) -> float | None:
@@ -178,6 +197,8 @@ class OpenAICompatProvider(Provider):
             timeout=settings.call_timeout_s,
         )
         self._json_mode = False
+        self._replaced: dict[str, str | None] = {}
+        """Parameters the server refused, and what is sent instead (``PARAM_FALLBACKS``)."""
         self._mode_lock = threading.Lock()
 
     @property
@@ -195,26 +216,45 @@ class OpenAICompatProvider(Provider):
             name = _NAME_UNSAFE.sub("_", request.purpose) or "reply"
             fmt = {"type": "json_schema",
                    "json_schema": {"name": name, "schema": request.schema, "strict": False}}
-        options: dict[str, Any] = {"timeout": timeout_s} if timeout_s else {}
+        options: dict[str, Any] = {"temperature": 0.0,
+                                   "max_tokens": request.max_output_tokens}
+        with self._mode_lock:
+            replaced = dict(self._replaced)
+        for param, instead in replaced.items():
+            value = options.pop(param)
+            if instead is not None:
+                options[instead] = value
+        if timeout_s:
+            options["timeout"] = timeout_s
         return self.client.chat.completions.create(
             model=self.model,
             messages=[{"role": "system", "content": system},
                       {"role": "user", "content": request.prompt}],
-            response_format=fmt, temperature=0.0, max_tokens=request.max_output_tokens,
-            **options,
+            response_format=fmt, **options,
         )
 
     def send(self, request: LLMRequest, timeout_s: float | None) -> Envelope:
-        """One chat completion; falls back to JSON mode when ``json_schema`` is refused."""
+        """One chat completion; adapts once to each refusal a server may give.
+
+        A refused ``PARAM_FALLBACKS`` parameter is replaced, a refused ``json_schema`` becomes
+        JSON mode; both are remembered for later requests. Any other error is raised.
+        """
         json_mode = self.json_mode
-        try:
+        for _ in range(len(PARAM_FALLBACKS) + 1):
+            try:
+                response = self._create(request, timeout_s, json_mode=json_mode)
+                break
+            except openai.APIStatusError as exc:
+                param = _refused_param(exc)
+                with self._mode_lock:
+                    if param is not None and param not in self._replaced:
+                        self._replaced[param] = PARAM_FALLBACKS[param]
+                    elif not json_mode and _rejects_json_schema(exc):
+                        self._json_mode = json_mode = True
+                    else:
+                        raise
+        else:
             response = self._create(request, timeout_s, json_mode=json_mode)
-        except openai.APIStatusError as exc:
-            if json_mode or not _rejects_json_schema(exc):
-                raise
-            with self._mode_lock:
-                self._json_mode = json_mode = True
-            response = self._create(request, timeout_s, json_mode=True)
         envelope = envelope_from_response(response)
         envelope["mode"] = "json_object" if json_mode else "json_schema"
         if json_mode:

@@ -35,8 +35,8 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: 
     def on_progress(event: Counted) -> None:
         nonlocal done
         emit(event)
-        if event.done > done:
-            done = event.done
+        if (event.done or 0) > done:  # a Batch Mode poll may not know its count (None)
+            done = event.done or 0
             pause_point("drafting")
 
     items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]

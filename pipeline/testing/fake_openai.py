@@ -143,10 +143,23 @@ def _tokens(text: str) -> int:
     return max(1, len(text) // 4)
 
 
-def _error(status: int, message: str, *, param: str | None = None) -> dict[str, Any]:
+def _error(status: int, message: str, *, param: str | None = None,
+           code: str | None = None) -> dict[str, Any]:
     kind = {429: "rate_limit_exceeded", 401: "authentication_error"}.get(
         status, "server_error" if status >= 500 else "invalid_request_error")
-    return {"error": {"message": message, "type": kind, "param": param, "code": None}}
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+REASONING_REJECTIONS: tuple[tuple[str, str, str], ...] = (
+    ("max_tokens", "unsupported_parameter",
+     "Unsupported parameter: 'max_tokens' is not supported with this model. "
+     "Use 'max_completion_tokens' instead."),
+    ("temperature", "unsupported_value",
+     "Unsupported value: 'temperature' does not support 0.0 with this model. "
+     "Only the default (1) value is supported."),
+)
+"""How OpenAI's API answers its reasoning models (o-series, gpt-5) given a parameter they do
+not take: HTTP 400, the parameter named in ``param``; ``response_format`` is not named."""
 
 
 _FINISH = {"length": "length", "filtered": "content_filter"}
@@ -193,6 +206,7 @@ class FakeOpenAI:
         reject_status: int = 400,
         latency_s: float = 0.0,
         model: str = "fake-model",
+        reasoning: bool = False,
     ) -> None:
         self.queue: collections.deque[Item] = collections.deque(responses)
         self.responder = responder
@@ -200,6 +214,8 @@ class FakeOpenAI:
         self.reject_status = reject_status
         self.latency_s = latency_s
         self.model = model
+        self.reasoning = reasoning
+        """Answer as OpenAI's reasoning models do: ``REASONING_REJECTIONS``."""
         self.requests: list[RecordedRequest] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
@@ -268,6 +284,9 @@ class FakeOpenAI:
     def answer(self, body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
         """Status, JSON and headers for one chat-completion request body."""
         fmt = body.get("response_format") or {}
+        for param, code, message in REASONING_REJECTIONS if self.reasoning else ():
+            if param in body and (param != "temperature" or body[param] != 1):
+                return 400, _error(400, message, param=param, code=code), {}
         if not self.json_schema and fmt.get("type") == "json_schema":
             status = self.reject_status
             return status, _error(status, REJECTED_FORMAT, param="response_format"), {}
