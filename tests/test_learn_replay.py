@@ -5,9 +5,9 @@ code, answering from the request text alone) replied to orf's learn requests for
 sample sessions (the tuning split), and to the send-backs of the drafts the verifier
 rejected; ``learn_replies_heldout.json`` the same for the 25 sessions with an episode of the
 held-out third of the December batch, scored once; ``learn_replies_fresh.json`` 24 sessions
-of the December batch no recording had used, scored once after the digest fixes. ``orf mine`` with the gemini backend reads
-those sessions through the fake Gemini server; the counts are what the verifier and the
-screens make of the replies.
+of the December batch no recording had used, scored once after the digest fixes. ``orf mine``
+with the gemini backend reads those sessions through the fake Gemini server; the counts are
+what the verifier and the screens make of the replies.
 """
 
 from __future__ import annotations
@@ -41,12 +41,13 @@ CASES = {
         dropped={"verifier path_ran": 2, "verifier error_gone": 1, "text cut mid-token": 2,
                  "boilerplate as the error": 2}, rejected=3),
     "learn_replies_heldout.json": dict(
-        extra=0, learn_calls=43, send_backs=11, other_calls=0,
-        drafts={"new": 24, "duplicate": 1, "dropped": 5},
-        dropped={"verifier path_ran": 4, "verifier error_quoted": 1}, rejected=5),
+        extra=0, learn_calls=44, send_backs=12, other_calls=0,
+        drafts={"new": 23, "duplicate": 1, "dropped": 6},
+        dropped={"verifier path_ran": 4, "verifier error_quoted": 1,
+                 "verifier fix_succeeded": 1}, rejected=6),
     "learn_replies_fresh.json": dict(
         extra=0, learn_calls=41, send_backs=11, other_calls=0,
-        drafts={"new": 22, "dropped": 10},
+        drafts={"new": 21, "dropped": 10},
         dropped={"verifier fix_on_target": 4, "verifier path_ran": 3, "verifier not_undone": 1,
                  "verifier error_gone": 1, "verifier error_quoted": 1}, rejected=10),
 }

@@ -157,3 +157,39 @@ def test_an_injected_instruction_or_a_home_path_is_rejected(install: SessionEpis
     assert _rules(injected, install) == ["clean"]
     home = proposal((1, 2), (4, 5), MISSING, trap="pytest failed in /home/alice/shop/tests")
     assert verify(home, install) == [("clean", "the trap holds a home path")]
+
+
+RG_FLAG = "rg: unrecognized flag -"
+
+
+@pytest.mark.parametrize(("fix_output", "rules"), [
+    ("", ["fix_succeeded"]),  # `| head` exits 0 whatever rg found: nothing printed, nothing found
+    ("tasks.yaml:4:  name: mock_agent", []),
+])
+def test_a_search_that_printed_nothing_found_nothing(tmp_path: Path, fix_output: str,
+                                                     rules: list[str]) -> None:
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash('rg -n "- name: mock_agent" .agentv', RG_FLAG, error=True),
+        bash('rg -n -e "- name: mock_agent" .agentv | head -n 40', fix_output),
+    ]))
+    p = proposal((1,), (2,), RG_FLAG, '`rg -n -e "- name: mock_agent" .agentv | head -n 40`')
+    assert _rules(p, s) == rules
+    if rules:
+        assert verify(p, s)[0][1] == (
+            "fix step #2 is a search that printed nothing: it found nothing")
+
+
+@pytest.mark.parametrize(("fix_output", "rules"), [
+    ("--- FAIL: TestReadFile (0.01s)\nFAIL\nFAIL\tgithub.com/x/app\t0.02s", ["fix_succeeded"]),
+    ("ok  \tgithub.com/x/app\t0.02s", []),
+    ("", []),  # a build or vet that prints nothing succeeded, piped or not
+])
+def test_a_failure_count_behind_a_pipe_is_no_success(tmp_path: Path, fix_output: str,
+                                                      rules: list[str]) -> None:
+    undefined = "./app.go:3:2: undefined: readFile"
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("go test ./... 2>&1 | tail -20", undefined, error=True),
+        bash("go test ./... 2>&1 | tail -20", fix_output),
+    ]))
+    p = proposal((1,), (2,), undefined, "`go test ./... 2>&1 | tail -20`")
+    assert [r for r in _rules(p, s) if r == "fix_succeeded"] == rules

@@ -12,7 +12,9 @@ The rules (``RULES``, in order; the first that objects is enough for a rule's st
   person's correction);
 - the quoted error is in the output of the cited trap steps;
 - every fix step succeeded (a command whose exit was 0 and that did not print that it did
-  nothing, an edit that applied);
+  nothing, an edit that applied); a search that printed nothing found nothing, whatever its
+  exit status; a command whose exit status is a filter's (``| tail``, ``|| true``) did not
+  succeed when it printed a failure count;
 - each command of the validated path ran after the trap and succeeded (a general form with
   ``<placeholders>`` counts when it cites the concrete step, a fix step);
 - the fix acts on the trap's target, or explains itself: a state change (an edit, an install)
@@ -29,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..detect.actions import Info
+from ..detect.actions import Info, body_of
 from ..model import Draft, Step
 from ..normalize import HOME_PATH, error_line
 from .delta import command_of, did_nothing, path_of
@@ -63,6 +65,16 @@ _PRINTED = re.compile(r"\s*(?:->|→|\((?:here )?it printed|\(it printed)")
 _SAID = ("user", "error", "system")
 MIN_QUOTE = 6
 """A quoted error shorter than this (after folding whitespace) proves nothing."""
+FILTERS = frozenset({"head", "tail", "grep", "egrep", "rg", "wc", "sort", "uniq", "cat", "less",
+                     "more", "sed", "awk", "cut", "tr", "tee", "column", "jq", "xargs"})
+"""Programs that, last in a pipe, give the shell their exit status, not the command's."""
+SEARCHES = frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "find", "git grep"})
+"""Programs whose "found nothing" is silence (and an exit 1 a pipe or ``|| true`` hides)."""
+_LAST_COMMAND = re.compile(r"\s*(?:&&|;)\s*")
+_PIPE = re.compile(r"(?<![|>&])\|&?(?!\|)")
+_OR_TRUE = re.compile(r"\|\|\s*(?:true|:)\s*$")
+_FAILURE_COUNT = re.compile(r"\b[1-9]\d* (?:failed|failures?|errors?)\b|^(?:FAIL|FAILED|ERROR)\b",
+                            re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -150,6 +162,27 @@ def error_quoted(p: Proposal, s: SessionEpisodes) -> str | None:
     return f"the quoted error {shown!r} is not in the output of trap steps {steps}"
 
 
+def masked_by(command: str) -> str | None:
+    """The program whose exit status the shell reports instead of the command's, if any.
+
+    ``pytest | tail -5`` exits as ``tail`` does, ``cmd || true`` always 0: such an exit 0
+    says nothing about the command.
+    """
+    last = _LAST_COMMAND.split(_unwrap(command).strip())[-1]
+    if _OR_TRUE.search(last):
+        return "|| true"
+    stages = _PIPE.split(last)
+    words = _bare(stages[-1].split()) if len(stages) > 1 else []
+    return words[0] if words and words[0] in FILTERS else None
+
+
+def _search(command: str) -> bool:
+    """The last command of the line is a search (its first pipe stage)."""
+    last = _LAST_COMMAND.split(_unwrap(command).strip())[-1]
+    words = _bare(_PIPE.split(last)[0].split())
+    return bool(words) and (words[0] in SEARCHES or " ".join(words[:2]) in SEARCHES)
+
+
 def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
     """Every cited fix step succeeded."""
     for step, info in _tool_steps(s, p.evidence.fix_steps):
@@ -160,6 +193,13 @@ def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
             return f"fix step #{step.index} failed ({_label(step, info)}: {line[:80]})"
         if info.shell and did_nothing(step):
             return f"fix step #{step.index} printed that it changed nothing"
+        command = command_of(step) if info.shell else ""
+        masked, output = masked_by(command), body_of(step.output or "")
+        if command and _search(command) and not output.strip():
+            return f"fix step #{step.index} is a search that printed nothing: it found nothing"
+        if masked and (count := _FAILURE_COUNT.search(output)):
+            return (f"fix step #{step.index} printed `{count.group(0)}`; its exit status is "
+                    f"`{masked}`'s, not the command's")
     return None
 
 
