@@ -41,7 +41,7 @@ CASES = {
         dropped={"verifier path_ran": 2, "verifier error_gone": 1, "text cut mid-token": 2,
                  "boilerplate as the error": 2}, rejected=3),
     "learn_replies_heldout.json": dict(
-        extra=0, learn_calls=44, send_backs=12, other_calls=0,
+        extra=0, learn_calls=43, send_backs=12, other_calls=0,
         drafts={"new": 23, "duplicate": 1, "dropped": 6},
         dropped={"verifier path_ran": 4, "verifier error_quoted": 1,
                  "verifier fix_succeeded": 1}, rejected=6),

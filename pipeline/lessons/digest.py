@@ -11,6 +11,7 @@ not fit is cut into chunks, at most ``MAX_CHUNKS``, the episodes with the most f
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 
 from ..detect.actions import Info
@@ -110,8 +111,10 @@ def error_lines(output: str, lines: int, chars: int) -> list[str]:
     if len(body) > lines:
         key = error_line("\n".join(body)) or ""
         at = next((i for i, ln in enumerate(body) if key and key.strip() in ln), len(body) - 1)
-        head, tail = lines // 3, lines // 3
-        keep = sorted({*range(head), *range(max(0, at - 1), min(len(body), at + 2)),
+        # What follows the error line explains it (a panic's frames, a compiler's notes):
+        # more lines after it than before.
+        head, tail, after = lines // 4, lines // 4, lines // 3
+        keep = sorted({*range(head), *range(max(0, at - 1), min(len(body), at + 1 + after)),
                        *range(len(body) - tail, len(body))})
         picked: list[str] = []
         for i, k in enumerate(keep):
@@ -157,6 +160,34 @@ def _lines(text: str, chars: int, mark: str) -> list[str]:
             used += len(pick) + 1
         shown = [*head, "…", *reversed(tail)]
     return [f"    {mark} {x}" for x in shown]
+
+
+def _changed_lines(old: str, new: str, chars: int) -> list[str]:
+    """An applied edit too long to show whole: its changed lines, with unchanged neighbours.
+
+    Changed lines are ``-`` / ``+``, each run with one unchanged neighbour (``=``), unchanged
+    stretches cut (``…``), bounded. What the edit changed is the evidence; a head and tail
+    may be only what it kept.
+    """
+    a, b = old.splitlines(), new.splitlines()
+    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(1))
+    shown: list[str] = []
+    used = 0
+    for number, group in enumerate(groups):
+        if number or group[0][1] > 0:
+            shown.append("    …")
+        for tag, i1, i2, j1, j2 in group:
+            rows = [("=", x) for x in a[i1:i2]] if tag == "equal" else \
+                [("-", x) for x in a[i1:i2]] + [("+", x) for x in b[j1:j2]]
+            for mark, line in rows:
+                text = f"    {mark} {_shown_line(line, mark)}"
+                if used + len(text) > chars:
+                    return [*shown, "    …"]
+                shown.append(text)
+                used += len(text) + 1
+    if groups and groups[-1][-1][2] < len(a):
+        shown.append("    …")
+    return shown
 
 
 def _options(step: Step) -> str:
@@ -214,8 +245,13 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
         lines.insert(0, f"#{step.index} [agent] {_one(step.text, level.words)}")
     if info.edit_old is not None or info.edit_new is not None:
         # The raw arguments: the detector's copy is stripped, and indentation is evidence.
-        lines += _lines(edit_text(step, OLD_KEYS) or info.edit_old or "", level.edit, "-")
-        lines += _lines(edit_text(step, NEW_KEYS) or info.edit_new or "", level.edit, "+")
+        old = edit_text(step, OLD_KEYS) or info.edit_old or ""
+        new = edit_text(step, NEW_KEYS) or info.edit_new or ""
+        if len(old) + len(new) > 2 * level.edit and old and new and not failed(step, info):
+            lines += _changed_lines(old, new, 2 * level.edit)
+        else:  # short, or failed: the old text as the agent believed it is the lesson
+            lines += _lines(old, level.edit, "-")
+            lines += _lines(new, level.edit, "+")
     elif body := _body(step):
         rest = body.partition("\n")[2] if command_of(step) else body
         lines += _lines(rest, level.edit * 2, "|")
