@@ -130,6 +130,25 @@ def test_a_long_edit_keeps_its_head_and_its_tail() -> None:
     assert _lines("a\n\tb", 80, "-") == ["    - a", "    - \\tb"]
 
 
+def test_a_long_applied_edit_shows_what_it_changed_a_failed_one_what_it_expected(
+        tmp_path: Path) -> None:
+    body = "".join(f"\tstep{i}()\n" for i in range(80))
+    old = "func run() {\n" + body + "\tstore.List(ctx)\n" + body + "}"
+    new = old.replace("\tstore.List(ctx)", "\tstore, err := s.getStore()\n\tstore.List(ctx)")
+    edit = ("Edit", {"file_path": "/home/dev/app/run.go", "old_string": old, "new_string": new})
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("go test ./...", "panic: runtime error: invalid memory address", error=True),
+        (*edit, "The file run.go has been updated.", False),
+        (*edit, "<tool_use_error>String to replace not found in file.</tool_use_error>", True),
+        bash("go test ./...", "ok  \tapp\t0.01s"),
+    ], cwd="/home/dev/app"))
+    text = build_digest(s).chunks[0].text
+    # The changed line, its neighbours, tabs visible; not the 80 lines around it.
+    assert ("#2 [edit] edit run.go => ok\n    …\n    = \\tstep79()\n"
+            "    + \\tstore, err := s.getStore()\n    = \\tstore.List(ctx)\n    …\n") in text
+    assert "#3 [edit] edit run.go => error\n    - func run() {\n    - \\tstep0()\n" in text
+
+
 def test_an_unusable_reply_sends_its_own_chunk_back(tmp_path: Path) -> None:
     """The second chunk's reply is not JSON: the retry carries the second chunk, not the first."""
     from pipeline.config import Settings
