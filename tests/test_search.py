@@ -91,6 +91,47 @@ def test_cli_prints_yaml_like_the_orf_verbs_and_json(store: Path) -> None:
     assert [r["id"] for r in json.loads(out)["results"]] == ["EXP-20260502-0002"]
 
 
+def test_a_query_sharing_only_common_words_is_no_match(store: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    index = SearchIndex.load(store)
+    # "module" and "error" are in the module playbook, but not what the query is about.
+    assert index.search("Build the workspace module before the error page", 5) == []
+    code, out, err = run_cli("search", "kubernetes pod crashloop backoff", "--store", store)
+    assert (code, out, err) == (0, "results: []\n", "orf: no playbook matches this query\n")
+    from pipeline.agents import views
+
+    assert views.search_text(Store(store), "kubernetes pod crashloop", 5) == (
+        "no playbook matches this query\n")
+
+
+def test_the_coverage_floor_is_inclusive(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hit at exactly ``MIN_COVERAGE`` passes, a hair below does not (``>=``)."""
+    index = SearchIndex.load(store)
+    query = "rerunning pytest kubernetes"
+    (hit,) = index.search_terms(tokenize(query), 1)
+    share = index.bm25.coverage(hit.number, tokenize(query))
+    assert 0 < share < 1
+    monkeypatch.setattr(search_mod, "MIN_COVERAGE", share)
+    assert [h.doc.id for h in index.search(query, 5)] == [hit.doc.id]
+    monkeypatch.setattr(search_mod, "MIN_COVERAGE", share + 1e-9)
+    assert index.search(query, 5) == []
+
+
+def test_a_long_pasted_output_has_the_lower_floor(store: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """More than ``LONG_QUERY_TERMS`` distinct terms: names and paths no playbook holds."""
+    index = SearchIndex.load(store)
+    words = "install missing module rerunning pytest alpha beta gamma delta epsilon zeta eta"
+    assert len(set(tokenize(words))) == search_mod.LONG_QUERY_TERMS
+    (hit,) = index.search_terms(tokenize(words), 1)
+    share = index.bm25.coverage(hit.number, tokenize(words))
+    assert search_mod.MIN_COVERAGE_LONG <= share < search_mod.MIN_COVERAGE
+    assert index.search(words, 5) == []  # twelve terms: still a typed query
+    longer = words + " requests"  # a thirteenth term, one the playbook holds
+    assert share < index.bm25.coverage(hit.number, tokenize(longer)) < search_mod.MIN_COVERAGE
+    assert [h.doc.id for h in index.search(longer, 5)] == [hit.doc.id]
+
+
 def test_cli_errors(tmp_path: Path, store: Path) -> None:
     code, _, err = run_cli("search", "x", "--store", tmp_path / "none")
     assert code == 1

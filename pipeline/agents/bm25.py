@@ -129,6 +129,16 @@ class Bm25Index:
                 out[number] = out.get(number, 0.0) + idf * tf * (K1 + 1.0) / (tf + norms[number])
         return out
 
+    def coverage(self, number: int, query_terms: Iterable[str]) -> float:
+        """Share of the query's weight (idf of each distinct term) document ``number`` holds.
+
+        1.0 when it has every term, near 0 when it shares only common words.
+        """
+        terms = list(dict.fromkeys(query_terms))
+        total = sum(self.idf(t) for t in terms)
+        held = sum(self.idf(t) for t in terms if number in self.postings.get(t, ())[0::2])
+        return held / total if total else 0.0
+
     def top(self, query_terms: Iterable[str], limit: int) -> list[tuple[int, float]]:
         """The ``limit`` best (document number, score) pairs, best first; ties by number."""
         ranked = sorted(self.scores(query_terms).items(), key=lambda item: (-item[1], item[0]))

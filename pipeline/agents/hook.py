@@ -36,12 +36,15 @@ import orjson
 
 from . import codex_rollout
 from .bm25 import tokenize
-from .search import Doc, SearchIndex, cache_dir, error_focus, replace_file
+from .search import (
+    Doc,
+    SearchIndex,
+    cache_dir,
+    error_focus,
+    replace_file,
+    trap_matches,
+)
 
-MATCH_COVERAGE = 0.6
-"""Share of the terms of a recorded error line the error text must hold to match the trap."""
-MIN_ERROR_TERMS = 2
-"""A recorded error line with fewer terms never matches by itself (too vague)."""
 CANDIDATES = 5
 """BM25 hits checked for a trap match."""
 STATE_DAYS = 7
@@ -162,16 +165,6 @@ CLIENTS: dict[str, Callable[[dict[str, Any]], Failure | None]] = {
     "codex": codex_failure,
 }
 """Hook clients: name -> reader of its payload."""
-
-
-def trap_matches(doc: Doc, query_terms: set[str]) -> bool:
-    """True when most terms of one of the playbook's recorded error lines are in the query."""
-    for line in doc.error_terms:
-        if len(line) >= MIN_ERROR_TERMS:
-            held = sum(1 for term in line if term in query_terms)
-            if held / len(line) >= MATCH_COVERAGE:
-                return True
-    return False
 
 
 def best_playbook(index: SearchIndex, failure: Failure,

@@ -24,24 +24,19 @@ import orjson
 
 from .bm25 import Bm25Index, tokenize
 
-CACHE_VERSION = 2
-"""Version of the cache file layout; bump when a field changes meaning (old caches rebuild)."""
-
-_EXP_FILE = re.compile(r"EXP-\d{8}-\d{4}\.md\Z")
-# A Markdown code span: ``a `b` c`` (double, may hold backticks) or `a b` (single).
-_CODE_SPAN = re.compile(r"``\s?([^\n]+?)\s?``|`([^`\n]+)`")
-ERRORISH = re.compile(
-    r"error|exception|traceback|not found|no such|denied|refused|failed|failure|fatal|cannot|"
-    r"can't|unable|invalid|missing|required|unknown|unexpected|undefined|unresolved|"
-    r"not allowed|no replacement|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
-# Field weights by repetition (a cheap BM25F): the retrieval keys count double.
-_WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
-            ("domain", 1))
-_MAX_ERROR_LINES = 8
-_MAX_FOCUS_LINES = 40
-_MAX_QUERY = 4000
-_LONG_QUERY = 600
-"""Queries longer than this many characters are searched on their error lines."""
+CACHE_VERSION = 3
+MIN_COVERAGE = 0.5
+"""A search hit holds at least this share of the query's weight (``Bm25Index.coverage``), or
+the query holds most of an error line the playbook records (``trap_matches``, for a pasted
+output): a playbook sharing only common words with the query is no match, and not served."""
+LONG_QUERY_TERMS = 12
+"""A query of more distinct terms than this is a pasted output: it holds names, paths and
+numbers no playbook has, so its floor is ``MIN_COVERAGE_LONG``."""
+MIN_COVERAGE_LONG = 0.25
+MATCH_COVERAGE = 0.6
+"""Share of the terms of a recorded error line the error text must hold to match the trap."""
+MIN_ERROR_TERMS = 2
+"""A recorded error line with fewer terms never matches by itself (too vague)."""
 
 
 def replace_file(path: Path, data: bytes) -> None:
@@ -120,12 +115,41 @@ class Hit(NamedTuple):
 
     doc: Doc
     score: float
+    number: int = -1
+    """The document's number in the index."""
 
     def to_dict(self, root: Path) -> dict[str, Any]:
         """The fields ``orf search`` prints (as ``get-frontmatter`` does, plus the score)."""
         return {"id": self.doc.id, "title": self.doc.title, "description": self.doc.description,
                 "domain": self.doc.domain, "score": round(self.score, 3),
                 "file_path": str(root / self.doc.rel_path)}
+
+
+def trap_matches(doc: Doc, query_terms: set[str]) -> bool:
+    """True when most terms of one of the playbook's recorded error lines are in the query."""
+    for line in doc.error_terms:
+        if len(line) >= MIN_ERROR_TERMS:
+            held = sum(1 for term in line if term in query_terms)
+            if held / len(line) >= MATCH_COVERAGE:
+                return True
+    return False
+"""Version of the cache file layout; bump when a field changes meaning (old caches rebuild)."""
+
+_EXP_FILE = re.compile(r"EXP-\d{8}-\d{4}\.md\Z")
+# A Markdown code span: ``a `b` c`` (double, may hold backticks) or `a b` (single).
+_CODE_SPAN = re.compile(r"``\s?([^\n]+?)\s?``|`([^`\n]+)`")
+ERRORISH = re.compile(
+    r"error|exception|traceback|not found|no such|denied|refused|failed|failure|fatal|cannot|"
+    r"can't|unable|invalid|missing|required|unknown|unexpected|undefined|unresolved|"
+    r"not allowed|no replacement|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
+# Field weights by repetition (a cheap BM25F): the retrieval keys count double.
+_WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
+            ("domain", 1))
+_MAX_ERROR_LINES = 8
+_MAX_FOCUS_LINES = 40
+_MAX_QUERY = 4000
+_LONG_QUERY = 600
+"""Queries longer than this many characters are searched on their error lines."""
 
 
 def _strings(value: Any) -> list[str]:
@@ -218,17 +242,21 @@ def scan(root: Path) -> dict[str, list[int]]:
     return stamps
 
 
-def _parse(root: Path, rel: str) -> Doc | None:
+def _parse(root: Path, rel: str) -> tuple[Doc | None, list[str] | None]:
+    """The indexed form of one playbook, or None and ``[id, why]`` when it is withheld."""
     from ..errors import StoreError
     from ..orf.experience import parse_experience
 
     try:
         exp = parse_experience(root / rel)
     except StoreError:
-        return None  # `orf validate` reports it; search goes on without it
-    if not exp.id or withheld(exp) is not None:
-        return None  # never served: `orf search` names it (``withheld``)
-    return make_doc(exp, rel)
+        return None, None  # `orf validate` reports it; search goes on without it
+    if not exp.id:
+        return None, None
+    why = withheld(exp)
+    if why is not None:
+        return None, [exp.id, why]  # never served: `orf search` names it
+    return make_doc(exp, rel), None
 
 
 def withheld(exp: Any) -> str | None:
@@ -247,15 +275,19 @@ class SearchIndex:
     large store pays for the postings it needs, not for every description.
     """
 
-    def __init__(self, root: Path, docs: list[Doc], bm25: Bm25Index | None = None) -> None:
+    def __init__(self, root: Path, docs: list[Doc], bm25: Bm25Index | None = None,
+                 withheld: dict[str, list[str]] | None = None) -> None:
         self.root = root
+        self.withheld: dict[str, list[str]] = withheld or {}
+        """Playbooks never served: store-relative path -> [id, why], for ``orf search``."""
         self._docs: list[Doc | None] = list(docs)
         self._lazy: tuple[bytes, list[int]] | None = None
         self.bm25 = bm25 or Bm25Index.build(d.terms for d in docs)
 
     @classmethod
     def _from_cache(cls, root: Path, cached: _Cache) -> SearchIndex:
-        index = cls(root, [], Bm25Index(postings=cached.postings, lengths=cached.lengths))
+        index = cls(root, [], Bm25Index(postings=cached.postings, lengths=cached.lengths),
+                    cached.withheld)
         index._docs = [None] * len(cached.lengths)
         index._lazy = (cached.meta, cached.offsets)
         return index
@@ -294,15 +326,19 @@ class SearchIndex:
                     reusable[rel] = Doc.from_json(previous.to_json(), terms[number])
         docs: list[Doc] = []
         doc_of: dict[str, int] = {}
+        held: dict[str, list[str]] = {}
         for rel in stamps:
             if cached is not None and rel in cached.files and cached.files[rel] == stamps[rel]:
-                doc = reusable.get(rel)  # None: unchanged and still unparseable
+                doc = reusable.get(rel)  # None: unchanged and still unparseable or withheld
+                why = cached.withheld.get(rel)
             else:
-                doc = _parse(root, rel)
+                doc, why = _parse(root, rel)
+            if why is not None:
+                held[rel] = why
             if doc is not None:
                 doc_of[rel] = len(docs)
                 docs.append(doc)
-        index = cls(root, docs)
+        index = cls(root, docs, withheld=held)
         if use_cache:
             _Cache.write(path, index, stamps, doc_of)
         return index
@@ -311,14 +347,20 @@ class SearchIndex:
         """The ``limit`` best playbooks for ``query`` (a task description or an error text).
 
         A long query (a pasted tool output) is searched on the lines that read like errors.
+        Only playbooks that match pass (``MIN_COVERAGE``): none is the answer "no match".
         """
         if len(query) > _LONG_QUERY:
             query = error_focus(query)
-        return self.search_terms(tokenize(query), limit)
+        terms = tokenize(query)
+        wanted = set(terms)
+        floor = MIN_COVERAGE if len(wanted) <= LONG_QUERY_TERMS else MIN_COVERAGE_LONG
+        return [hit for hit in self.search_terms(terms, limit)
+                if self.bm25.coverage(hit.number, terms) >= floor
+                or trap_matches(hit.doc, wanted)]
 
     def search_terms(self, terms: list[str], limit: int = 5) -> list[Hit]:
-        """Like ``search`` for an already tokenized query."""
-        return [Hit(self.doc(n), score) for n, score in self.bm25.top(terms, limit)]
+        """The ``limit`` best playbooks for an already tokenized query, without the floor."""
+        return [Hit(self.doc(n), score, n) for n, score in self.bm25.top(terms, limit)]
 
 
 class _Cache(NamedTuple):
@@ -334,6 +376,7 @@ class _Cache(NamedTuple):
     postings: dict[str, list[int]]
     meta: bytes
     offsets: list[int]
+    withheld: dict[str, list[str]]
 
     @classmethod
     def read(cls, path: Path, root: Path) -> _Cache | None:
@@ -348,7 +391,7 @@ class _Cache(NamedTuple):
             postings = orjson.loads(data[first + 1:second])
             return cls(files=header["files"], doc_of=header["doc_of"],
                        lengths=header["lengths"], postings=postings, meta=data[second + 1:],
-                       offsets=header["offsets"])
+                       offsets=header["offsets"], withheld=header["withheld"])
         except (OSError, ValueError, KeyError, TypeError):
             return None  # missing, truncated or another layout: rebuilt
 
@@ -360,7 +403,8 @@ class _Cache(NamedTuple):
         for line in lines:
             offsets.append(offsets[-1] + len(line))
         header = {"version": CACHE_VERSION, "root": str(index.root.resolve()), "files": stamps,
-                  "doc_of": doc_of, "lengths": index.bm25.lengths, "offsets": offsets}
+                  "doc_of": doc_of, "lengths": index.bm25.lengths, "offsets": offsets,
+                  "withheld": index.withheld}
         body = b"".join([orjson.dumps(header), b"\n", orjson.dumps(index.bm25.postings),
                          b"\n", *lines])
         try:

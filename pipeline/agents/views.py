@@ -70,6 +70,10 @@ def experience_text(store: Store, exp_id: str) -> str:
         raise StoreError(f"{path}: cannot read: {exc}") from exc
 
 
+NO_MATCH = "no playbook matches this query"
+"""What ``orf search`` and the MCP search tool say when no playbook passes the floor."""
+
+
 def search_data(root: Path, hits: list[Hit]) -> dict[str, Any]:
     """The mapping ``orf search`` prints (YAML, or JSON with ``--json``)."""
     return {"results": [hit.to_dict(root) for hit in hits]}
@@ -85,4 +89,6 @@ def search_text(store: Store, query: str, limit: int) -> str:
         raise StoreError(f"no ORF store at {store.root} (INDEX.md not found); "
                          f"create one with `orf init --store {store.root}`")
     hits = SearchIndex.load(store.root).search(query, limit)
+    if not hits:
+        return NO_MATCH + "\n"
     return dump_yaml(search_data(store.root, hits))

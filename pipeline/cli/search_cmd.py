@@ -9,7 +9,7 @@ import click
 import orjson
 
 from ..agents import views
-from ..agents.search import SearchIndex, withheld
+from ..agents.search import SearchIndex
 from ..errors import StoreError
 from ..exit_codes import EXIT_USAGE
 from ..orf import Store
@@ -33,6 +33,9 @@ def search(query: tuple[str, ...], limit: int, store: Path | None, as_json: bool
 
     BM25 over title, description, keywords, trap and the error lines a playbook records;
     no network. Prints id, title, description, domain, score and file_path, best first.
+    Only playbooks that match are printed (they hold most of what the query says, or the
+    query holds their recorded error): none, with "no playbook matches" on stderr, is an
+    answer, not an error.
 
     \b
     Examples:
@@ -47,13 +50,14 @@ def search(query: tuple[str, ...], limit: int, store: Path | None, as_json: bool
     if not orf.exists():
         raise StoreError(f"no ORF store at {orf.root} (INDEX.md not found); "
                          f"create one with `orf init --store {orf.root}`")
-    hits = SearchIndex.load(orf.root).search(text, limit)
+    index = SearchIndex.load(orf.root)
+    hits = index.search(text, limit)
     data = views.search_data(orf.root, hits)
-    for exp in orf.experiences():
-        why = withheld(exp)
-        if why is not None:
-            click.echo(f"orf: not served: {exp.id} ({exp.path}): {why}; review or remove it",
-                       err=True)
+    for rel, (exp_id, why) in sorted(index.withheld.items()):
+        click.echo(f"orf: not served: {exp_id} ({orf.root / rel}): {why}; review or remove it",
+                   err=True)
+    if not hits:
+        click.echo(f"orf: {views.NO_MATCH}", err=True)
     if as_json:
         click.echo(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode())
     else:
