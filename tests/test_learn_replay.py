@@ -37,9 +37,8 @@ CASES = {
     # drafts by outcome, dropped by reason (the quality screen names each field it objects to)
     "learn_replies.json": dict(
         extra=2, learn_calls=46, send_backs=8, other_calls=1,
-        drafts={"new": 23, "related": 1, "duplicate": 2, "dropped": 5},
-        dropped={"verifier path_ran": 2, "verifier error_gone": 1, "text cut mid-token": 2,
-                 "boilerplate as the error": 2}, rejected=3),
+        drafts={"new": 25, "related": 1, "duplicate": 2, "dropped": 3},
+        dropped={"verifier path_ran": 2, "verifier error_gone": 1}, rejected=3),
     "learn_replies_heldout.json": dict(
         extra=0, learn_calls=43, send_backs=12, other_calls=0,
         drafts={"new": 23, "duplicate": 1, "dropped": 6},

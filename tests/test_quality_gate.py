@@ -52,3 +52,25 @@ def test_plain_words_that_name_a_family_are_not_jargon() -> None:
     draft = make_draft(insight="> **Core Principle:** Reread the file; an edit and revert cycle "
                                "means the old text was wrong.")
     assert [p for p in quality_problems(draft) if p.startswith("detector jargon")] == []
+
+
+@pytest.mark.parametrize(("field", "text", "problem"), [
+    ("title", "Rerun calls cancelled as 'Sibling tool call errored'", "boilerplate as the error"),
+    ("title", "Do not repeat `other` unchanged", "placeholder tool name"),
+    ("validated_path", '1. `grep -n "def load` then fix it', "text cut mid-token"),
+    ("trap", "The edit `toolu_01W1hgA2duBWyaDLwZAq498Z` failed.", "raw tool-call id"),
+    ("insight", "An exact_repeat means the loop never changed.", "detector jargon"),
+])
+def test_a_model_draft_is_not_screened_for_rule_text(field: str, text: str,
+                                                      problem: str) -> None:
+    """The mechanical problems of rule-assembled text are the heuristic's; a verified model
+    draft about a harness message keeps it. Ids, home paths and jargon are screened for all."""
+    from pipeline.stages.quality import MECHANICAL
+
+    changes = {field: [text] if field == "checklist" else text}
+    heuristic = make_draft(**changes)
+    model = make_draft(**changes)
+    model.provenance = model.provenance.model_copy(update={"drafted_by": "model"})
+    assert [p.split(":")[0] for p in quality_problems(heuristic)] == [problem]
+    assert [p.split(":")[0] for p in quality_problems(model)] == (
+        [] if problem in MECHANICAL else [problem])
