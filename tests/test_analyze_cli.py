@@ -7,7 +7,7 @@ from pathlib import Path
 
 import orjson
 from click.testing import CliRunner
-from conftest import FIXTURES, MALFORMED
+from conftest import FIXTURES, MALFORMED, REPO
 
 from pipeline.cli import main
 
@@ -23,12 +23,13 @@ def _json_lines(output: str) -> list[dict]:
 def test_json_contract_for_every_good_fixture(tmp_path: Path) -> None:
     good = tmp_path / "logs"
     shutil.copytree(FIXTURES, good)
+    shutil.copytree(REPO / "tests" / "data" / "aider", good / "aider")
     result = CliRunner().invoke(main, ["analyze", str(good), "--json"])
     assert result.exit_code == 0, result.output
     objs = _json_lines(result.stdout)
     formats = {o["format"] for o in objs}
     assert {"claude-code", "codex", "gemini-cli", "antigravity", "swe-agent",
-            "mini-swe-agent", "openhands", "atif"} <= formats
+            "mini-swe-agent", "openhands", "atif", "aider"} <= formats
     for obj in objs:
         assert REQUIRED <= obj.keys()
         assert obj["schema"] == "orf.analysis/1"

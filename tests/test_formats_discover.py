@@ -7,7 +7,7 @@ import orjson
 import pytest
 from _formats_helpers import is_real_session, parse_all, sample_notes
 from click.testing import CliRunner
-from conftest import FIXTURES, MALFORMED
+from conftest import FIXTURES, MALFORMED, REPO
 
 from pipeline.cli import main
 from pipeline.errors import UnknownFormat
@@ -19,6 +19,7 @@ CLAUDE = FIXTURES / "claude-code" / "-home-dev-shop" / "5f0c3a1e-2b7d-4c1e-9a44-
 CODEX = next((FIXTURES / "codex").rglob("rollout-*.jsonl"))
 GEMINI = FIXTURES / "gemini-cli" / "tmp" / "9f86d081" / "chats"
 BRAIN = FIXTURES / "antigravity" / "brain" / "3e9a7c52-8d1f-4b6e-a0c2-7f5e4d3c2b1a"
+AIDER = REPO / "tests" / "data" / "aider" / "calc.aider.chat.history.md"
 
 
 @pytest.mark.parametrize(("path", "expected"), [
@@ -29,6 +30,8 @@ BRAIN = FIXTURES / "antigravity" / "brain" / "3e9a7c52-8d1f-4b6e-a0c2-7f5e4d3c2b
     (GEMINI / "session-2026-04-02T09-00-c0ffee00.jsonl", "gemini-cli"),
     (BRAIN, "antigravity"),
     (BRAIN / ".system_generated" / "logs" / "transcript_full.jsonl", "antigravity"),
+    (AIDER, "aider"),
+    (MALFORMED / "README.md", None),
     (MALFORMED / "not_a_log.json", None),
     (MALFORMED / "empty.jsonl", None),
     (MALFORMED / "binary.json", None),

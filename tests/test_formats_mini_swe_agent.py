@@ -14,7 +14,7 @@ from pipeline.formats import get_adapter
 from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import sniff
 
-OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif")
+OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif", "aider")
 ADAPTER = get_adapter("mini-swe-agent")
 FIXTURE = FIXTURES / "mini-swe-agent" / "calc__calc-1.traj.json"
 

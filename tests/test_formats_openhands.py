@@ -14,7 +14,7 @@ from pipeline.errors import ParseFailure
 from pipeline.formats import get_adapter
 from pipeline.formats.base import ParseContext
 
-OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif")
+OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif", "aider")
 ADAPTER = get_adapter("openhands")
 OH = FIXTURES / "openhands"
 V1_DIR = OH / "conversations" / "3b0c9f7e2d5a4c1b8e6f0a9d7c5b3e1f"

@@ -12,7 +12,7 @@ from pipeline.errors import ParseFailure
 from pipeline.formats import get_adapter
 from pipeline.formats.base import ParseContext
 
-OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif")
+OURS = ("swe-agent", "mini-swe-agent", "openhands", "atif", "aider")
 ADAPTER = get_adapter("swe-agent")
 
 

@@ -16,6 +16,7 @@ ADAPTER_MODULES: dict[str, str] = {
     "mini-swe-agent": "mini_swe_agent",
     "openhands": "openhands",
     "atif": "atif",
+    "aider": "aider",
 }
 
 _cache: dict[str, Adapter] = {}

@@ -43,6 +43,9 @@ class Adapter(ABC):
     """One line for ``orf formats``."""
     where: str = ""
     """Where users find these logs (shown by ``orf formats``)."""
+    text: bool = False
+    """True for a format that is not JSON (aider's Markdown chat history): its ``sniff`` is
+    also offered heads that do not open like JSON, which the JSON formats never see."""
 
     @abstractmethod
     def sniff(self, path: Path, head: bytes) -> int:

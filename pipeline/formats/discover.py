@@ -98,13 +98,15 @@ def _read_head(path: Path) -> bytes:
 def sniff_head(path: Path, head: bytes, adapters: list[Adapter] | None = None) -> str | None:
     """Best adapter name for a file whose first bytes are ``head`` (None below MIN_SCORE).
 
-    Positive evidence only: every format is JSON, so a head that does not open like JSON
-    (a Markdown page quoting JSON keys, a CSV) is nobody's, whatever its words.
+    Positive evidence only: a head that does not open like JSON (a Markdown page quoting JSON
+    keys, a CSV) is offered only to the text formats (``Adapter.text``), which claim it by
+    their own opening line; the JSON formats never see it, whatever its words.
     """
-    if not looks_like_json(head):
-        return None
+    json_head = looks_like_json(head)
     best, best_score = None, MIN_SCORE - 1
     for adapter in adapters if adapters is not None else available_adapters():
+        if not json_head and not adapter.text:
+            continue
         score = adapter.sniff(path, head)
         if score > best_score:
             best, best_score = adapter.name, score
@@ -170,7 +172,7 @@ def _skip(skipped: list[Skipped] | None, path: Path, reason: str, special: bool 
 
 
 def looks_like_json(head: bytes) -> bool:
-    """Whether ``head`` opens a JSON document or JSON Lines (every adapter reads JSON)."""
+    """Whether ``head`` opens a JSON document or JSON Lines (what every JSON format reads)."""
     return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
 
 
@@ -279,10 +281,10 @@ def discover(
 
     Folders are walked recursively in name order; hidden folders and symlinked folders are
     skipped. Every path is stat'ed before it is opened: FIFOs, sockets, devices and symlink
-    loops are never read. A file becomes a source only on positive evidence (it opens like
-    JSON and an adapter claims it); other files go to ``skipped`` as not session logs, which
-    is not a failure. Only what cannot be read at all (permissions, a forced format on a
-    binary file) goes to ``issues``.
+    loops are never read. A file becomes a source only on positive evidence (an adapter
+    claims it: a JSON format when it opens like JSON, a text format by its opening line);
+    other files go to ``skipped`` as not session logs, which is not a failure. Only what
+    cannot be read at all (permissions, a forced format on a binary file) goes to ``issues``.
 
     Args:
         paths: Files and folders given by the user.
