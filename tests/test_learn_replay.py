@@ -5,7 +5,8 @@ code, answering from the request text alone) replied to orf's learn requests for
 sample sessions (the tuning split), and to the send-backs of the drafts the verifier
 rejected; ``learn_replies_heldout.json`` the same for the 25 sessions with an episode of the
 held-out third of the December batch, scored once; ``learn_replies_fresh.json`` 24 sessions
-of the December batch no recording had used, scored once after the digest fixes. ``orf mine``
+of the December batch no recording had used, scored once after the digest fixes, and
+``learn_replies_fresh2.json`` 24 more, scored once after the next round. ``orf mine``
 with the gemini backend reads those sessions through the fake Gemini server; the counts are
 what the verifier and the screens make of the replies.
 """
@@ -44,6 +45,11 @@ CASES = {
         drafts={"new": 23, "duplicate": 1, "dropped": 6},
         dropped={"verifier path_ran": 4, "verifier error_quoted": 1,
                  "verifier fix_succeeded": 1}, rejected=6),
+    "learn_replies_fresh2.json": dict(
+        extra=0, learn_calls=39, send_backs=10, other_calls=0,
+        drafts={"new": 23, "duplicate": 2, "dropped": 3},
+        dropped={"verifier error_gone": 1, "verifier error_quoted": 1, "verifier path_ran": 1},
+        rejected=3),
     "learn_replies_fresh.json": dict(
         extra=0, learn_calls=41, send_backs=11, other_calls=0,
         drafts={"new": 21, "dropped": 10},
