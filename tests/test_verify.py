@@ -193,3 +193,18 @@ def test_a_failure_count_behind_a_pipe_is_no_success(tmp_path: Path, fix_output:
     ]))
     p = proposal((1,), (2,), undefined, "`go test ./... 2>&1 | tail -20`")
     assert [r for r in _rules(p, s) if r == "fix_succeeded"] == rules
+
+
+@pytest.mark.parametrize(("fix_output", "rules"), [
+    ("[]", ["fix_succeeded"]),  # gh found no pull request: not how the PRs were found
+    ('[{"number": 1270, "title": "Close #1263"}]', []),
+])
+def test_an_empty_json_result_is_no_answer(tmp_path: Path, fix_output: str,
+                                           rules: list[str]) -> None:
+    field = 'Unknown JSON field: "closedByPullRequestsReferences"'
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("gh issue view 1263 --json closedByPullRequestsReferences", field, error=True),
+        bash('gh pr list --state all --search "1263" --json number,title', fix_output),
+    ]))
+    p = proposal((1,), (2,), field, '`gh pr list --state all --search "1263" --json number,title`')
+    assert [r for r in _rules(p, s) if r == "fix_succeeded"] == rules

@@ -13,8 +13,8 @@ The rules (``RULES``, in order; the first that objects is enough for a rule's st
 - the quoted error is in the output of the cited trap steps;
 - every fix step succeeded (a command whose exit was 0 and that did not print that it did
   nothing, an edit that applied); a search that printed nothing found nothing, whatever its
-  exit status; a command whose exit status is a filter's (``| tail``, ``|| true``) did not
-  succeed when it printed a failure count;
+  exit status, and an output of only ``[]`` is an empty answer; a command whose exit status
+  is a filter's (``| tail``, ``|| true``) did not succeed when it printed a failure count;
 - each command of the validated path ran after the trap and succeeded (a general form with
   ``<placeholders>`` counts when it cites the concrete step, a fix step);
 - the fix acts on the trap's target, or explains itself: a state change (an edit, an install)
@@ -68,6 +68,8 @@ MIN_QUOTE = 6
 FILTERS = frozenset({"head", "tail", "grep", "egrep", "rg", "wc", "sort", "uniq", "cat", "less",
                      "more", "sed", "awk", "cut", "tr", "tee", "column", "jq", "xargs"})
 """Programs that, last in a pipe, give the shell their exit status, not the command's."""
+EMPTY_RESULTS = frozenset({"[]", "{}", "null", "[ ]", "{ }"})
+"""A query's whole output that says it found nothing (``gh pr list --json …`` printing ``[]``)."""
 SEARCHES = frozenset({"rg", "grep", "egrep", "fgrep", "ag", "ack", "find", "git grep"})
 """Programs whose "found nothing" is silence (and an exit 1 a pipe or ``|| true`` hides)."""
 _LAST_COMMAND = re.compile(r"\s*(?:&&|;)\s*")
@@ -197,6 +199,9 @@ def fix_succeeded(p: Proposal, s: SessionEpisodes) -> str | None:
         masked, output = masked_by(command), body_of(step.output or "")
         if command and _search(command) and not output.strip():
             return f"fix step #{step.index} is a search that printed nothing: it found nothing"
+        if output.strip() in EMPTY_RESULTS:
+            return (f"fix step #{step.index} printed only `{output.strip()}`: an empty result "
+                    "is no answer")
         if masked and (count := _FAILURE_COUNT.search(output)):
             return (f"fix step #{step.index} printed `{count.group(0)}`; its exit status is "
                     f"`{masked}`'s, not the command's")
