@@ -99,7 +99,7 @@ def _evidence(exp: Any, prov: Provenance, ledger: Ledger | None) -> dict[str, in
     fallback = {"sessions": len(prov.sessions),
                 "wasted_steps": prov.wasted_steps or sum(
                     s.wasted_steps or 0 for s in prov.sessions),
-                "wasted_tokens": 0}
+                "wasted_tokens": prov.wasted_tokens or 0}
     if ledger is None:
         return fallback
     extra = ledger.candidate_signatures().get(exp.id, set())
@@ -111,10 +111,16 @@ def _evidence(exp: Any, prov: Provenance, ledger: Ledger | None) -> dict[str, in
 
 
 def evidence_line(c: Candidate) -> str:
-    """``N session(s), S wasted step(s), T tokens`` of a candidate's evidence weight."""
+    """``N session(s), S wasted step(s), T tokens`` of a candidate's evidence weight.
+
+    Logs without token counts give 0 tokens: that is unknown, not "nothing wasted".
+    """
     e = c.evidence
+    tokens = e.get("wasted_tokens") or 0
+    spent = (f"{tokens:,} wasted tokens" if tokens
+             else "wasted tokens unknown (no counts in the log)")
     return (f"{e.get('sessions', 0)} session(s), {e.get('wasted_steps', 0)} wasted step(s), "
-            f"{e.get('wasted_tokens', 0):,} wasted tokens")
+            f"{spent}")
 
 
 def list_candidates(store: Any, ledger: Ledger | None) -> list[Candidate]:
@@ -173,13 +179,19 @@ def reject(store: Any, ledger: Ledger, exp_id: str, *, lock_timeout: float = 60.
     return cand
 
 
+GIT_STATES = {"??": "new, untracked", "A": "new, staged", "M": "modified", "AM": "new, edited",
+              "MM": "modified", "R": "renamed"}
+"""``git status --porcelain`` codes of a candidate file, as the review reads them."""
+
+
 def format_candidates(cands: list[Candidate]) -> str:
     """Plain-text listing for the terminal."""
     if not cands:
         return "No uncommitted candidate playbooks."
     lines: list[str] = []
     for c in cands:
-        flag = f" [{c.git_status.strip()}]" if c.git_status else ""
+        code = (c.git_status or "").strip()
+        flag = f" [{GIT_STATES.get(code, code)}]" if code else ""
         lines.append(f"{c.exp_id}{flag}  {c.title}")
         lines.append(f"  file: {c.path}")
         for s in c.sessions:

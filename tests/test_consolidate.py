@@ -103,16 +103,16 @@ def test_two_overlapping_and_one_unrelated_give_one_merged_candidate(tmp_path: P
     review = _orf("review", *flags)
     assert f"  consolidates (overlap): {a}, {b}; delete them in the same PR when you keep " \
            "this one" in review
-    assert "  evidence weight: 2 session(s), 10 wasted step(s), 0 wasted tokens it would " \
-           "have saved" in review
+    assert "  evidence weight: 2 session(s), 10 wasted step(s), wasted tokens unknown (no " \
+           "counts in the log) it would have saved" in review
     with Ledger(tmp_path / "ledger.db", store=store.root) as led:
         [cand] = list_candidates(store, led)
     assert cand.replaces == [a, b]
     body = pr_body([cand])
     assert f"- consolidates (overlap): `{a}`, `{b}` — delete them in this PR if this one is " \
            "kept" in body
-    assert "- evidence weight: 2 session(s), 10 wasted step(s), 0 wasted tokens in the mined " \
-           "history" in body
+    assert "- evidence weight: 2 session(s), 10 wasted step(s), wasted tokens unknown (no " \
+           "counts in the log) in the mined history" in body
     # Already proposed: a second run finds nothing new.
     assert _orf("consolidate", *flags) == "No overlapping or conflicting playbooks.\n"
 

@@ -54,6 +54,10 @@ def test_review_lists_git_untracked_candidates_with_evidence(tmp_path: Path) -> 
     assert result.exit_code == 0, result.output
     assert "wasted steps: 3" in result.output
     assert "2 candidate(s)" in result.output
+    # git's code in words; a log without token counts says so rather than "0 tokens"
+    assert f"{cands[0].exp_id} [new, untracked]  {make_draft().title}" in result.output
+    assert "[??]" not in result.output
+    assert "wasted tokens unknown (no counts in the log) it would have saved" in result.output
 
 
 def test_reject_removes_file_and_index_line_and_is_remembered(tmp_path: Path) -> None:
