@@ -48,3 +48,24 @@ def test_config_reads_without_rst_markup(tmp_path: Path) -> None:
     code, out, _ = run_cli("config")
     assert code == 0 and "``" not in out
     assert "`gemini`, `openai-compatible` or `heuristic`" in out
+
+
+def test_analyze_reports_a_bad_line_and_exits_as_mine_does(tmp_path: Path) -> None:
+    """One unreadable line is reported and skipped (exit 0, as `orf mine`); a file that cannot
+    be read at all makes the run partial (exit 3)."""
+    from conftest import FIXTURES
+
+    good = (FIXTURES / "claude-code" / "-home-dev-shop"
+            / "5f0c3a1e-2b7d-4c1e-9a44-0d6f1b2c3e4f.jsonl")
+    lines = good.read_text(encoding="utf-8").splitlines(keepends=True)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "a.jsonl").write_text("".join(lines), encoding="utf-8")
+    (logs / "b.jsonl").write_text("".join([*lines[:3], '{"broken json\n', *lines[3:]]),
+                                  encoding="utf-8")
+    code, _, err = run_cli("analyze", logs)
+    assert code == 0
+    assert f"warning: {logs / 'b.jsonl'}:4: invalid JSON" in err
+    (logs / "c.jsonl").write_bytes(b"\x00\x01\x02 not a log")
+    code, _, err = run_cli("analyze", logs, "--format", "claude-code")
+    assert code == 3 and f"failed: {logs / 'c.jsonl'}" in err

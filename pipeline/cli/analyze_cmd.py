@@ -108,4 +108,6 @@ def analyze(
     if not reports:
         click.echo(f"Error: {no_sessions_line(paths)}", err=True)
         sys.exit(EXIT_ERROR)
-    sys.exit(EXIT_PARTIAL if issues else EXIT_OK)
+    # As `orf mine`: a skipped line is reported, not a failure; a file that could not be
+    # read at all makes the run partial.
+    sys.exit(EXIT_PARTIAL if any(issue.fatal for issue in issues) else EXIT_OK)
