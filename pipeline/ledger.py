@@ -237,6 +237,12 @@ def m005_draft_retries(db: sqlite3.Connection, scope: str) -> None:
     """)
 
 
+@migration
+def m006_finding_summary(db: sqlite3.Connection, scope: str) -> None:
+    """Each finding's one-line summary, so trends can name a trap (not only its hash)."""
+    _script(db, "ALTER TABLE finding_history ADD COLUMN summary TEXT NOT NULL DEFAULT '';")
+
+
 def _cannot_write(exc: sqlite3.DatabaseError) -> bool:
     """Whether SQLite failed for want of a writable file or folder (not a corrupt file)."""
     text = str(exc).lower()
@@ -661,7 +667,8 @@ class Ledger:
         """Replace the history of each session (keys as ``session_history`` plus ``findings``).
 
         Each finding is a dict with ``signature``, ``kind``, ``wasted_steps``,
-        ``wasted_tokens`` and ``wasted_seconds``. A re-read session replaces its old rows.
+        ``wasted_tokens``, ``wasted_seconds`` and ``summary``. A re-read session replaces its
+        old rows.
         """
         if not sessions:
             return
@@ -679,10 +686,11 @@ class Ledger:
                      s.get("started_at"), s.get("steps", 0), s.get("programs", ""), now))
                 self.db.executemany(
                     "INSERT INTO finding_history (store, session_id, ordinal, signature, kind,"
-                    " wasted_steps, wasted_tokens, wasted_seconds) VALUES (?,?,?,?,?,?,?,?)",
+                    " wasted_steps, wasted_tokens, wasted_seconds, summary)"
+                    " VALUES (?,?,?,?,?,?,?,?,?)",
                     [(*key, i, f["signature"], f["kind"], f.get("wasted_steps", 0),
-                      f.get("wasted_tokens", 0), f.get("wasted_seconds", 0.0))
-                     for i, f in enumerate(s.get("findings", ()))])
+                      f.get("wasted_tokens", 0), f.get("wasted_seconds", 0.0),
+                      f.get("summary", "")) for i, f in enumerate(s.get("findings", ()))])
 
     def history_sessions(self, since: float | None = None,
                          until: float | None = None) -> list[tuple[Any, ...]]:
@@ -696,6 +704,19 @@ class Ledger:
             " AND started_at <= ? ORDER BY started_at",
             (self.scope, -1e18 if since is None else since, 1e18 if until is None else until),
         ).fetchall()
+
+    def history_examples(self) -> dict[str, tuple[str, str]]:
+        """``signature -> (summary, session_id)``: one named example of each trap.
+
+        The example is the trap's costliest finding that has a summary.
+        """
+        out: dict[str, tuple[str, str]] = {}
+        for sig, summary, sid in self.db.execute(
+                "SELECT signature, summary, session_id FROM finding_history WHERE store = ?"
+                " AND summary != '' ORDER BY wasted_tokens DESC, wasted_steps DESC, session_id",
+                (self.scope,)):
+            out.setdefault(sig, (summary, sid))
+        return out
 
     def history_findings(self) -> list[tuple[Any, ...]]:
         """``(session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds)`` rows."""

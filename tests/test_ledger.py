@@ -73,7 +73,8 @@ def test_partial_upgrade_applies_only_missing_migrations(
 def test_migrations_are_recorded_by_name() -> None:
     names = [m.__name__ for m in MIGRATIONS]
     assert names == ["m001_initial", "m002_write_intents_and_reinforcements",
-                     "m003_per_store_state", "m004_session_history", "m005_draft_retries"]
+                     "m003_per_store_state", "m004_session_history", "m005_draft_retries",
+                     "m006_finding_summary"]
 
 
 OLD_LEDGER = Path(__file__).parent / "data" / "ledger-v4.sql"
@@ -105,7 +106,7 @@ def test_a_ledger_of_the_numbered_migrations_opens_unchanged(
         assert [s[0] for s in led.history_sessions()] == ["sess-a"]
         assert led.signature_evidence(["b2:sig"]) == (1, 2, 300)
     # the four numbered ones were recognised, not run again; the named ones since are run
-    assert ran == ["m005_draft_retries", "_probe"]
+    assert ran == ["m005_draft_retries", "m006_finding_summary", "_probe"]
 
 
 def test_a_ledger_at_numbered_version_2_gets_the_later_migrations_only(
@@ -119,7 +120,8 @@ def test_a_ledger_at_numbered_version_2_gets_the_later_migrations_only(
     with Ledger(path) as led:
         assert led.schema_version == len(MIGRATIONS)
         assert led.done_intent("k") == "EXP-1"
-    assert ran == ["m003_per_store_state", "m004_session_history", "m005_draft_retries"]
+    assert ran == ["m003_per_store_state", "m004_session_history", "m005_draft_retries",
+                   "m006_finding_summary"]
 
 
 def test_transaction_rolls_back_on_error_and_nests(tmp_path: Path) -> None:

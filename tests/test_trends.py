@@ -15,8 +15,6 @@ from pipeline.orf import Store
 from pipeline.trends import TrendRules, compute_trends
 from pipeline.trends.playbooks import PlaybookInfo, programs_named
 
-SIG_REPORTED = 14  # first 14 characters of a signature in the text view
-
 
 def test_playbook_committed_in_week_3_is_helping(tmp_path: Path) -> None:
     store, ledger = scenario(tmp_path, BATCH_2)
@@ -36,6 +34,11 @@ def test_playbook_committed_in_week_3_is_helping(tmp_path: Path) -> None:
     assert pb["after"] == {"sessions": 12, "hits": 1, "wasted_steps": 2,
                            "wasted_tokens": 2080, "rate_per_100": 8.3}
     assert pb["status"] == "helping"
+    example = doc["traps"][0].pop("example")
+    session = doc["traps"][0].pop("example_session")
+    # Named by what happened, with a session to open (the trap's costliest finding).
+    assert example == "test `pytest -x tests/` rerun 2x with no change in between (failing)"
+    assert isinstance(session, str) and session
     assert doc["traps"] == [{
         "signature": sig, "kind": "rerun_unchanged", "hits": 7, "wasted_steps": 14,
         "wasted_tokens": 14560, "first_seen": "2026-01-05T10:00:00Z",
@@ -51,13 +54,13 @@ def test_playbook_committed_in_week_3_is_helping(tmp_path: Path) -> None:
     assert early["sessions"] == 10
     assert early["window"]["to"] == "2026-01-16T23:59:59Z"
     assert early["playbooks"][0]["after"]["sessions"] == 0
-    assert early["playbooks"][0]["status"] == "no-data"
+    assert early["playbooks"][0]["status"] == "too-new"
 
     text = orf("trends", "--store", str(store), "--ledger", str(ledger))
     assert f"{exp_id}  helping         hits/100 60.0 -> 8.3  (before 6/10, after 1/12," \
            f" entered 2026-01-19)" in text
-    assert f"  {sig[:SIG_REPORTED]}  rerun_unchanged    7 sessions, 14 steps, 14560 tokens," \
-           f" 2026-01-05..2026-02-04  {exp_id}" in text
+    assert (f"  {example}\n      7 session(s), 14 steps, 14,560 tokens, 2026-01-05..2026-02-04;"
+            f" {exp_id}; e.g. session {session}") in text
 
 
 def test_trap_unseen_for_90_days_while_sessions_came_is_stale(tmp_path: Path) -> None:
@@ -102,11 +105,14 @@ def test_programs_gone_from_recent_logs_make_a_playbook_stale(tmp_path: Path) ->
         assert report.playbooks[0]["status"] == "helping"
         assert report.playbooks[0]["before"]["rate_per_100"] == 50.0
         assert report.playbooks[0]["after"]["rate_per_100"] == 5.0
-        # Other agents' sessions do not dilute the rate; fewer than 5 a side is no-data.
+        # Other agents' sessions do not dilute the rate; fewer than --min-sessions after the
+        # playbook is too-new (the boundary: 20 after it, 20 needed is judged).
         _history(led, [(f"c{i}", "gemini-cli", 15 * week, "", False) for i in range(50)])
         assert compute_trends(led, [pb]).playbooks[0]["after"]["sessions"] == 20
         assert compute_trends(led, [pb], rules=TrendRules(min_sessions=21)) \
-            .playbooks[0]["status"] == "no-data"
+            .playbooks[0]["status"] == "too-new"
+        judged = compute_trends(led, [pb], rules=TrendRules(min_sessions=20)).playbooks[0]
+        assert judged["before"]["sessions"] < 20 and judged["status"] == "no-data"
 
 
 def test_bad_date_is_a_usage_error(tmp_path: Path) -> None:

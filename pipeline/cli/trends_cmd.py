@@ -48,7 +48,8 @@ def trends(store: Path | None, ledger: Path | None, since: str | None, until: st
 
     The ledger keeps every session `orf mine` read (start time, agent, model, trap
     signatures and their cost); a playbook's arrival is the first commit that added its
-    file (else its created_at). Status: helping, still-recurring, no-data or stale.
+    file (else its created_at). Status: helping, still-recurring, no-data, stale, or
+    too-new (fewer than --min-sessions sessions since it entered).
 
     \b
     Examples:

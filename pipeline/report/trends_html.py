@@ -20,7 +20,8 @@ td,th{padding:3px 6px;border-bottom:1px solid #eee;text-align:left;vertical-alig
 td.n,th.n{text-align:right} tr:target{background:#fff4d6}
 .st{font-size:11px;padding:1px 6px;border-radius:3px;color:#fff}
 .helping{background:#2e7d32} .still-recurring{background:#c62828} .stale{background:#6d6d6d}
-.no-data{background:#9e9e9e} code{font-size:12px} ul.sum li{margin:2px 0}
+.no-data{background:#9e9e9e}
+.too-new{background:#bdbdbd} code{font-size:12px} ul.sum li{margin:2px 0}
 """
 
 

@@ -193,9 +193,13 @@ def _stale(pb: PlaybookInfo, pop: _Population, agents: set[str], hit_times: list
 
 def _status(pb: PlaybookInfo, before: dict[str, Any], after: dict[str, Any], stale: bool,
             rules: TrendRules) -> str:
+    # Judged only once enough sessions came after it: a playbook mined today is too new to be
+    # helping, recurring or stale, whatever its trap did before.
+    if after["sessions"] < rules.min_sessions:
+        return "too-new"
     if stale:
         return "stale"
-    if min(before["sessions"], after["sessions"]) < rules.min_sessions or not before["hits"]:
+    if before["sessions"] < rules.min_sessions or not before["hits"]:
         return "no-data"
     if after["rate_per_100"] <= before["rate_per_100"] * rules.helping_ratio:
         return "helping"
@@ -284,9 +288,12 @@ def compute_trends(ledger: Ledger, playbooks: list[PlaybookInfo], *,
             owner.setdefault(sig, pb.id)
     ranked = sorted(traps.items(), key=lambda kv: (-kv[1].wasted_tokens,
                                                    -kv[1].wasted_steps, kv[0]))
+    examples = ledger.history_examples()
     top = [{"signature": sig, "kind": t.kind, "hits": len(t.sessions),
             "wasted_steps": t.wasted_steps, "wasted_tokens": t.wasted_tokens,
-            "first_seen": iso(t.first), "last_seen": iso(t.last), "playbook": owner.get(sig)}
+            "first_seen": iso(t.first), "last_seen": iso(t.last), "playbook": owner.get(sig),
+            "example": examples.get(sig, ("", ""))[0],
+            "example_session": examples.get(sig, ("", ""))[1] or None}
            for sig, t in ranked[: rules.top_traps]]
     return TrendsReport((start, end), pop.total, rows, top, _weekly(pop, sessions),
                         _by_agent_model(pop, sessions))

@@ -58,6 +58,10 @@ def _programs(traj: Trajectory) -> str:
     return " ".join(sorted(seen))
 
 
+SUMMARY_CHARS = 160
+"""A finding's summary kept in the history: enough to name the trap in ``orf trends``."""
+
+
 def session_facts(traj: Trajectory, findings: Iterable[Finding]) -> dict[str, Any]:
     """The history row of one session (small and picklable: it crosses the process pool)."""
     return {
@@ -68,7 +72,8 @@ def session_facts(traj: Trajectory, findings: Iterable[Finding]) -> dict[str, An
         "programs": _programs(traj),
         "findings": [
             {"signature": f.signature, "kind": f.kind, "wasted_steps": f.wasted_steps,
-             "wasted_tokens": f.wasted_tokens or 0, "wasted_seconds": f.wasted_seconds or 0.0}
+             "wasted_tokens": f.wasted_tokens or 0, "wasted_seconds": f.wasted_seconds or 0.0,
+             "summary": " ".join(f.summary.split())[:SUMMARY_CHARS]}
             for f in findings
         ],
     }

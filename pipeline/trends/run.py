@@ -49,9 +49,11 @@ def render_text(report: TrendsReport) -> str:
     if data["traps"]:
         lines.append("top traps by wasted tokens:")
     for t in data["traps"]:
+        # The trap by what happened (its costliest finding's summary), then its cost.
+        lines.append(f"  {t['example'] or t['kind']}")
         lines.append(
-            f"  {t['signature'][:14]}  {t['kind']:<18} {t['hits']} sessions,"
-            f" {t['wasted_steps']} steps, {t['wasted_tokens']} tokens,"
-            f" {(t['first_seen'] or '')[:10]}..{(t['last_seen'] or '')[:10]}"
-            f"  {t['playbook'] or 'no playbook'}")
+            f"      {t['hits']} session(s), {t['wasted_steps']} steps, "
+            f"{t['wasted_tokens']:,} tokens, {(t['first_seen'] or '')[:10]}.."
+            f"{(t['last_seen'] or '')[:10]}; {t['playbook'] or 'no playbook'}"
+            + (f"; e.g. session {t['example_session']}" if t["example_session"] else ""))
     return "\n".join(lines)
