@@ -6,6 +6,7 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
 from _agents_helpers import run_cli
 from _mine_helpers import git, init_repo
 
@@ -69,3 +70,26 @@ def test_analyze_reports_a_bad_line_and_exits_as_mine_does(tmp_path: Path) -> No
     (logs / "c.jsonl").write_bytes(b"\x00\x01\x02 not a log")
     code, _, err = run_cli("analyze", logs, "--format", "claude-code")
     assert code == 3 and f"failed: {logs / 'c.jsonl'}" in err
+
+
+def test_the_text_report_fits_columns_and_cites_steps_one_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import FIXTURES
+
+    from pipeline.report.terminal import PIPE_WIDTH, report_width, step_ids
+
+    assert step_ids([32, 5, 6, 7, 9]) == "#5-7,#9,#32"
+    log = FIXTURES / "claude-code" / "-home-dev-shop" / "5f0c3a1e-2b7d-4c1e-9a44-0d6f1b2c3e4f.jsonl"
+    monkeypatch.setenv("COLUMNS", "90")
+    assert report_width() == 90
+    code, narrow, _ = run_cli("analyze", log)
+    verdict = next(ln for ln in narrow.splitlines() if ln.startswith("  verdict:"))
+    assert code == 0 and len(verdict) == 90 and verdict.endswith("…")
+    assert "    rerun_unchanged  #1,#4-5 " in narrow
+    assert "step #" in narrow and "toolu_" not in narrow
+    monkeypatch.setenv("COLUMNS", "400")
+    _, wide, _ = run_cli("analyze", log)
+    verdict = next(ln for ln in wide.splitlines() if ln.startswith("  verdict:"))
+    assert verdict.endswith("'pytest tests/test_prices.py -x')")  # whole, not cut
+    monkeypatch.delenv("COLUMNS")
+    assert report_width() == PIPE_WIDTH  # a pipe (pytest captures stdout)

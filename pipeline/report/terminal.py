@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import sys
 from collections.abc import Iterable
 
 from ..analyze import SessionReport
@@ -28,16 +30,33 @@ def _short_paths(text: str) -> str:
     return _LONG_PATH.sub(lambda m: "…/" + "/".join(m.group(0).split("/")[-3:]), text)
 
 
+PIPE_WIDTH = 160
+"""Width of the report written to a file or a pipe when ``COLUMNS`` does not say."""
+
+
+def report_width() -> int:
+    """``COLUMNS`` when set, else the terminal's width, else ``PIPE_WIDTH`` (a log file)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size((PIPE_WIDTH, 24)).columns
+    return PIPE_WIDTH
+
+
+def step_ids(indices: Iterable[int]) -> str:
+    """``#5-7,#32``: step positions as every orf output cites them, runs joined."""
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ",".join(f"#{a}" if a == b else f"#{a}-{b}" for a, b in runs)
+
+
 def _steps(f: Finding) -> str:
-    # Short log ids (numbers, step ids) read well; long ones (toolu_01...) do not: show the
-    # step positions instead.
-    if all(len(str(s)) <= 8 for s in f.source_ids):
-        ids = [str(s) for s in f.source_ids]
-    else:
-        ids = [f"#{i}" for i in f.steps]
-    if len(ids) > 6:
-        ids = [*ids[:5], "…"]
-    return ",".join(ids)
+    return step_ids(f.steps)
 
 
 def findings_table(findings: list[Finding], width: int | None = None) -> list[str]:
@@ -45,7 +64,7 @@ def findings_table(findings: list[Finding], width: int | None = None) -> list[st
 
     Evidence and resolution share what the terminal leaves after the fixed columns.
     """
-    width = width or shutil.get_terminal_size((140, 24)).columns
+    width = width or report_width()
     free = max(60, width - 4 - 16 - 1 - 24 - 1 - 6 - 2 - 1)
     ev_w = max(36, free * 3 // 5)
     res_w = max(24, free - ev_w - 1)
@@ -53,9 +72,7 @@ def findings_table(findings: list[Finding], width: int | None = None) -> list[st
     for f in findings:
         evidence = _short_paths(f.summary or (f.evidence[0].quote if f.evidence else ""))
         if f.resolution:
-            where = (f.resolution.source_id if len(f.resolution.source_id) <= 8
-                     else f"#{f.resolution.step}")
-            resolution = _short_paths(f"step {where}: {f.resolution.change}")
+            resolution = _short_paths(f"step #{f.resolution.step}: {f.resolution.change}")
         else:
             resolution = "-"
         rows.append(
@@ -65,8 +82,10 @@ def findings_table(findings: list[Finding], width: int | None = None) -> list[st
     return rows
 
 
-def session_lines(report: SessionReport, *, with_drafts: bool = False) -> list[str]:
-    """The text block for one session."""
+def session_lines(report: SessionReport, *, with_drafts: bool = False,
+                  width: int | None = None) -> list[str]:
+    """The text block for one session, its long lines cut to ``width`` (``report_width``)."""
+    width = width or report_width()
     t = report.trajectory
     head = f"{t.source.format}  {t.id}"
     if t.parent_session_id:
@@ -81,20 +100,21 @@ def session_lines(report: SessionReport, *, with_drafts: bool = False) -> list[s
     ]
     lines.append("  " + " · ".join(meta))
     if t.task:
-        lines.append("  task: " + _cell(t.task, 100))
+        lines.append("  task: " + _cell(t.task, width - 8))
     if report.verdict:
         v = report.verdict
-        lines.append(f"  verdict: {v.outcome} ({v.decided_by}): {_cell(v.reason, 90)}")
+        head = f"  verdict: {v.outcome} ({v.decided_by}): "
+        lines.append(head + _cell(v.reason, max(30, width - len(head))))
     if report.findings:
         lines.append(f"  findings: {len(report.findings)}, wasted steps: {report.wasted_steps}")
-        lines.extend(findings_table(report.findings))
+        lines.extend(findings_table(report.findings, width))
     else:
         lines.append("  findings: none")
     if with_drafts:
         for d in report.drafts:
             lines.append(f"  draft [{d.domain}] {d.title}")
-            lines.append(f"    trap: {_cell(d.trap, 100)}")
-            lines.append(f"    insight: {_cell(d.insight, 100)}")
+            lines.append(f"    trap: {_cell(d.trap, width - 10)}")
+            lines.append(f"    insight: {_cell(d.insight, width - 13)}")
         for why in report.draft_failures:
             lines.append(f"  not drafted: {why}")
     return [redact(line) for line in lines]
