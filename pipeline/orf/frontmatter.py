@@ -104,8 +104,14 @@ class _IndentedDumper(yaml.SafeDumper):
 
 
 def dump_mapping_block(key: str, value: dict[str, Any]) -> str:
-    """``key:`` followed by ``value`` as an indented block mapping (round-trips safe_load)."""
-    inner = yaml.dump(value, Dumper=_IndentedDumper, sort_keys=False, default_flow_style=False,
+    """``key:`` followed by ``value`` as an indented block mapping (round-trips safe_load).
+
+    Compact, so the lesson below is near the top of the file: a collection of scalars (a
+    session, the verdict, a list of ids) is one flow-style line, and keys without a value
+    are left out.
+    """
+    value = {k: v for k, v in value.items() if v is not None}
+    inner = yaml.dump(value, Dumper=_IndentedDumper, sort_keys=False, default_flow_style=None,
                       allow_unicode=True, width=1 << 30)
     if not value:
         return f"{key}: {{}}\n"
