@@ -93,3 +93,30 @@ def test_the_text_report_fits_columns_and_cites_steps_one_way(
     assert verdict.endswith("'pytest tests/test_prices.py -x')")  # whole, not cut
     monkeypatch.delenv("COLUMNS")
     assert report_width() == PIPE_WIDTH  # a pipe (pytest captures stdout)
+
+
+def test_a_written_playbook_leads_with_its_lesson(tmp_path: Path) -> None:
+    """Provenance is compact (a session per line, no null keys): the lesson starts within
+    45 lines, and the file reads back to the same provenance."""
+    import yaml
+    from conftest import FIXTURES
+
+    from pipeline.orf import Store
+
+    store = tmp_path / "experiences"
+    run_cli("init", store)
+    code, _, err = run_cli("mine", FIXTURES, "--backend", "heuristic", "--store", store,
+                           "--ledger", tmp_path / "l.db")
+    assert code == 0, err
+    written = sorted(store.glob("*/EXP-*.md"))
+    assert written
+    for path in written:
+        lines = path.read_text(encoding="utf-8").splitlines()
+        objective = lines.index("## 1. Objective")
+        assert objective <= 45, (path.name, objective)
+        front = yaml.safe_load("\n".join(lines[1:lines.index("---", 1)]))
+        sessions = [ln for ln in lines[:objective] if ln.startswith("    - {id: ")]
+        assert len(sessions) == len(front["provenance"]["sessions"]) >= 1
+        assert None not in front["provenance"].values()
+    exp = Store(store).experiences()[0]
+    assert exp.provenance and exp.provenance["sessions"][0]["id"]
