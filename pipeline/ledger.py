@@ -294,7 +294,7 @@ class Ledger:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
         except OSError as exc:
-            from .cli.checks import os_error_line
+            from .errors import os_error_line
 
             raise LedgerError(f"cannot open the ledger: {os_error_line(exc)}") from exc
         except sqlite3.DatabaseError as exc:

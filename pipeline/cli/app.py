@@ -36,7 +36,8 @@ class OrfGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; ``OrfError``, ``OSError`` and ``sqlite3.Error`` become one line."""
-        from .checks import os_error_line, sqlite_error_line
+        from ..errors import os_error_line
+        from .checks import sqlite_error_line
 
         try:
             return super().invoke(ctx)

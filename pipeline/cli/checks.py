@@ -6,7 +6,6 @@ Each situation has one message and one exit code whatever the command (see ``EXI
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import sqlite3
 import tempfile
@@ -16,31 +15,6 @@ from pathlib import Path
 import click
 
 from ..errors import StoreError
-
-# errno -> what to do about it (the message already names the path and what failed).
-_OS_HINTS: dict[int, str] = {
-    errno.EROFS: "use a writable --store/--ledger, or remount it read-write",
-    errno.EACCES: "fix its permissions or use another path",
-    errno.EPERM: "fix its permissions or use another path",
-    errno.ENOSPC: "free some space and run again",
-    errno.EDQUOT: "free some space and run again",
-    errno.ENOENT: "create the missing folder or fix the path",
-    errno.ENOTDIR: "a part of the path is a file: fix the path",
-    errno.EISDIR: "a file was expected here: fix the path",
-    errno.EEXIST: "a file is in the way of a folder: fix the path",
-    errno.ELOOP: "fix the symbolic link",
-    errno.ENAMETOOLONG: "use a shorter path",
-    errno.EMFILE: "raise `ulimit -n` or lower --jobs",
-}
-
-
-def os_error_line(exc: OSError) -> str:
-    """One line for an OS error: the path, what failed, and what to do next."""
-    what = (exc.strerror or str(exc) or type(exc).__name__).rstrip(".")
-    what = what[:1].lower() + what[1:]
-    hint = _OS_HINTS.get(exc.errno or 0, "check the path and run again")
-    where = f"{exc.filename}: " if exc.filename else ""
-    return f"{where}{what}; {hint}"
 
 
 def sqlite_error_line(exc: sqlite3.Error) -> str:

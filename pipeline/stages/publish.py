@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Settings
+from ..history import record_history
 from ..ledger import Ledger
 from ..run_events import Emit, Written
-from ..trends.history import record_history
 from .dedupe import Known, dedupe, duplicate_judge, known_from_experience
 from .pause import pause_point
 from .scan import ScanResult, SessionScan

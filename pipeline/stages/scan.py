@@ -37,7 +37,7 @@ class SessionScan:
     trajectory: Trajectory | None = None
     """Kept when ``wasted_steps`` passes the run's minimum (always with ``keep_all``)."""
     facts: dict[str, Any] | None = None
-    """History row for ``orf trends`` (``trends.history.session_facts``)."""
+    """History row for ``orf trends`` (``history.session_facts``)."""
     repeats: list[Repeat] | None = None
     """Every step repeating an earlier action (``ScanOptions.repeats``), else None."""
     episodes: int = 0
@@ -110,8 +110,8 @@ def scan(src: SessionSource, options: ScanOptions) -> ScanResult:
     from ..detect.annotate import annotate_repeats
     from ..formats.base import ParseContext
     from ..formats.discover import parse_source
+    from ..history import session_facts
     from ..lessons.episodes import build_episodes
-    from ..trends.history import session_facts
 
     path = str(src.path)
     result = ScanResult(path, src.format)

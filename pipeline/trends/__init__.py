@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from .compute import SCHEMA, TrendRules, TrendsReport, compute_trends
-from .history import record_history, session_facts
 from .playbooks import PlaybookInfo, playbook_infos
 
 __all__ = ["SCHEMA", "PlaybookInfo", "TrendRules", "TrendsReport", "compute_trends",
-           "playbook_infos", "record_history", "session_facts"]
+           "playbook_infos"]

@@ -92,15 +92,16 @@ def _created(value: str) -> float | None:
 def playbook_infos(experiences: Iterable[Any], store_root: Path,
                    extra_signatures: dict[str, set[str]]) -> list[PlaybookInfo]:
     """Build ``PlaybookInfo`` for each store experience, sorted by id."""
-    from ..stages.dedupe import known_from_experience
+    from ..provenance import Provenance
 
     dates = entered_dates(store_root)
     out = []
     for exp in experiences:
-        known = known_from_experience(exp, extra_signatures.get(exp.id, ()))
+        sigs = Provenance.read(exp.provenance).all_signatures() | extra_signatures.get(exp.id,
+                                                                                     set())
         entered = dates.get(Path(exp.path).resolve())
         out.append(PlaybookInfo(
-            id=exp.id, title=exp.title, signatures=tuple(sorted(known.signatures)),
+            id=exp.id, title=exp.title, signatures=tuple(sorted(sigs)),
             entered_at=entered if entered is not None else _created(exp.created_at),
             programs=programs_named(exp.validated_path)))
     return sorted(out, key=lambda p: p.id)

@@ -1,4 +1,7 @@
-"""Session history for ``orf trends``: what each analysed session was and which traps it hit.
+"""Session history: what each analysed session was and which traps it hit.
+
+Recorded by the stages through the ledger, read by ``orf trends``: it sits below both, so
+neither imports the other.
 
 ``session_facts`` runs in the scan worker (it needs the steps, which do not cross back for
 sessions below the waste minimum); ``record_history`` runs in ``orf mine`` once the sources
@@ -12,9 +15,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..ledger import Ledger
-    from ..model import Finding, Trajectory
-    from ..stages.scan import SessionScan
+    from .ledger import Ledger
+    from .model import Finding, Trajectory
+    from .stages.scan import SessionScan
 
 
 def parse_time(value: str | None) -> float | None:
@@ -46,7 +49,7 @@ def _started_at(traj: Trajectory) -> float | None:
 
 
 def _programs(traj: Trajectory) -> str:
-    from ..detect.actions import classify
+    from .detect.actions import classify
 
     seen: set[str] = set()
     for step in traj.steps:
