@@ -8,6 +8,8 @@ layout, so the assertions are about what the browser drew, not about the HTML te
 
 from __future__ import annotations
 
+import html
+import json
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -62,6 +64,51 @@ def dump_dom(page: Path) -> str:
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert 'data-probed="yes"' in proc.stdout, proc.stderr[-2000:]
     return proc.stdout
+
+
+_MEASURE = """<script>
+const out = {};
+for (const [name, sel] of Object.entries(%s)) {
+  out[name] = [...document.querySelectorAll(sel)].map(el => {
+    const b = el.getBoundingClientRect();
+    return {text: el.innerText ?? el.textContent, l: b.left, t: b.top, r: b.right,
+            b: b.bottom, id: el.id, cls: el.getAttribute('class') || '',
+            fill: el.getAttribute('fill') || '', open: el.open === true};
+  });
+}
+const pre = document.createElement('pre');
+pre.id = 'orf-measure';
+pre.textContent = JSON.stringify(out);
+document.body.appendChild(pre);
+</script>"""
+
+
+def measure(page: Path, selectors: dict[str, str], width: int = 1400,
+            height: int = 1000) -> dict[str, list[dict[str, Any]]]:
+    """Boxes (``l t r b`` in CSS pixels) and rendered text of the elements each CSS selector
+    matches, as Chromium laid out ``page`` in a ``width`` x ``height`` window.
+
+    ``text`` is ``innerText`` (what a reader sees: a closed ``<details>`` shows its summary
+    only), or ``textContent`` for SVG elements.
+    """
+    probed = page.with_name(page.stem + ".measure.html")
+    script = _MEASURE % json.dumps(selectors)
+    probed.write_text(page.read_text(encoding="utf-8").replace("</body>", script + "</body>"),
+                      encoding="utf-8")
+    proc = _run([f"--window-size={width},{height}", "--virtual-time-budget=5000",
+                 "--dump-dom", probed.as_uri()])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    start = proc.stdout.find('<pre id="orf-measure">')
+    assert start >= 0, proc.stderr[-2000:]
+    body = proc.stdout[start + len('<pre id="orf-measure">'):]
+    found: dict[str, list[dict[str, Any]]] = json.loads(html.unescape(body[:body.find("</pre>")]))
+    return found
+
+
+def overlaps(a: dict[str, Any], b: dict[str, Any], slack: float = 0.5) -> bool:
+    """True when two measured boxes intersect (by more than ``slack`` pixels each way)."""
+    return (a["l"] + slack < b["r"] and b["l"] + slack < a["r"]
+            and a["t"] + slack < b["b"] and b["t"] + slack < a["b"])
 
 
 def screenshot(page: Path, out: Path, width: int = 1000, height: int = 2200) -> Path:

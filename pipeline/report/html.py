@@ -16,13 +16,11 @@ from pathlib import Path
 from ..analyze import SessionReport
 from ..fsutil import atomic_write
 from ..model import Finding, Step
-from ..privacy import redact
+from .steps_html import FOLD_AT, FOLD_LINES, action_cell, output_cell
+from .steps_html import esc as _e
 from .svg import CHART_CSS, strip
 
-FOLD_AT = 240
-"""Arguments or outputs longer than this many characters are folded (first line shown)."""
-FOLD_LINES = 8
-"""... or with this many lines."""
+__all__ = ["FOLD_AT", "FOLD_LINES", "ROW_STYLES", "render_timeline", "write_timeline"]
 
 # Row classes: CSS colour, strip colour and legend text, in the order the legend shows them.
 ROW_STYLES: tuple[tuple[str, str, str], ...] = (
@@ -45,33 +43,16 @@ tr.repeat{background:#eef3fb} tr.err td.out{color:#a40000} tr:target{outline:2px
 code{white-space:pre-wrap;word-break:break-all;font-size:12px}
 .tag{font-size:11px;padding:1px 5px;border-radius:3px;background:#eee;margin-right:3px}
 details summary{cursor:pointer;color:#4c78a8} details summary code{color:#222}
+td.i{white-space:nowrap;color:#555} code.act{display:block}
+details.args summary{font-size:11px;margin-top:2px}
 ul.legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:4px 16px;font-size:12px}
 ul.legend i{display:inline-block;width:11px;height:11px;margin-right:4px;vertical-align:-1px}
 table.findings td.n,table.toc td.n{text-align:right} a.w{color:#c0392b;font-weight:bold}
 """
 
 
-def _e(text: object) -> str:
-    return html.escape(redact(str(text)))
-
-
-def _fold(text: str) -> str:
-    """The text, or a ``<details>`` showing its first line when it is long."""
-    if len(text) <= FOLD_AT and text.count("\n") < FOLD_LINES:
-        return f"<code>{_e(text)}</code>"
-    head = text.split("\n", 1)[0][:120]
-    return (f"<details><summary><code>{_e(head)}</code> … ({len(text):,} characters)</summary>"
-            f"<code>{_e(text)}</code></details>")
-
-
 def _row_id(n: int, step: int) -> str:
     return f"s{n}-step{step}"
-
-
-def _action(s: Step) -> str:
-    if s.kind != "tool":
-        return s.text or s.output
-    return s.action_key or s.tool or ""
 
 
 def _cost(f: Finding) -> str:
@@ -103,8 +84,12 @@ def _legend() -> str:
     return f'<ul class="legend">{items}</ul>'
 
 
-def _classes(report: SessionReport) -> tuple[dict[int, list[str]], dict[int, list[str]],
-                                               dict[int, str], dict[int, str]]:
+_Classes = tuple[dict[int, list[str]], dict[int, list[str]], dict[int, str], dict[int, str]]
+"""Per step index: kinds it is wasted in, kinds it first tried, change that resolved a loop,
+source id of the earlier step it legitimately repeats."""
+
+
+def _classes(report: SessionReport) -> _Classes:
     wasted: dict[int, list[str]] = {}
     first: dict[int, list[str]] = {}
     resolving: dict[int, str] = {}
@@ -118,51 +103,78 @@ def _classes(report: SessionReport) -> tuple[dict[int, list[str]], dict[int, lis
     return wasted, first, resolving, repeat_of
 
 
-def _session_html(n: int, report: SessionReport) -> str:
+def _row(n: int, s: Step, classes: _Classes, index_of: dict[str, int]) -> tuple[str, str]:
+    """The step's table row and its main class."""
+    wasted, first, resolving, repeat_of = classes
+    cls: list[str] = []
+    tags = ""
+    if s.index in wasted:
+        cls.append("wasted")
+        tags += "".join(f'<span class="tag">wasted: {_e(k)}</span>' for k in wasted[s.index])
+    elif s.index in first:
+        cls.append("first")
+        tags += "".join(f'<span class="tag">first: {_e(k)}</span>' for k in first[s.index])
+    if s.index in repeat_of:
+        cls.append("repeat")
+        earlier = repeat_of[s.index]
+        cited = f"#{index_of[earlier]}" if earlier in index_of else earlier
+        tags += f'<span class="tag">repeats {_e(cited)}</span>'
+    if s.index in resolving:
+        cls.append("resolve")
+        tags += f'<span class="tag">resolved: {_e(resolving[s.index])}</span>'
+    if s.is_error:
+        cls.append("err")
+    main = next((c for c in ("wasted", "resolve", "first", "repeat", "err") if c in cls),
+                "plain")
+    # Steps are cited by index; the log's own id (a call id, a file and line) is a tooltip.
+    row = (f'<tr id="{_row_id(n, s.index)}" class="{" ".join(cls)}">'
+           f'<td class="i" title="{_e(s.source_id)}">#{s.index}</td><td>{_e(s.kind)}</td>'
+           f'<td class="act">{tags}{action_cell(s)}</td><td class="out">{output_cell(s)}</td>'
+           f"<td>{'' if s.exit_code is None else s.exit_code}</td></tr>")
+    return row, main
+
+
+def _says(longer: str, shorter: str) -> bool:
+    return longer == shorter or longer.startswith(shorter + " ")
+
+
+def _facts(report: SessionReport) -> str:
+    """The meta line: who ran the session and what it cost, no value said twice."""
     t = report.trajectory
-    wasted, first, resolving, repeat_of = _classes(report)
-    rows, cells = [], []
-    for s in t.steps:
-        cls: list[str] = []
-        tags = ""
-        if s.index in wasted:
-            cls.append("wasted")
-            tags += "".join(f'<span class="tag">wasted: {_e(k)}</span>' for k in wasted[s.index])
-        elif s.index in first:
-            cls.append("first")
-            tags += "".join(f'<span class="tag">first: {_e(k)}</span>' for k in first[s.index])
-        if s.index in repeat_of:
-            cls.append("repeat")
-            tags += f'<span class="tag">repeats {_e(repeat_of[s.index])}</span>'
-        if s.index in resolving:
-            cls.append("resolve")
-            tags += f'<span class="tag">resolved: {_e(resolving[s.index])}</span>'
-        if s.is_error:
-            cls.append("err")
-        main = next((c for c in ("wasted", "resolve", "first", "repeat", "err") if c in cls),
-                    "plain")
-        rid = _row_id(n, s.index)
-        cells.append((_COLOR[main], f"step {s.index}: {main}",
-                      rid if main != "plain" else ""))
-        rows.append(
-            f'<tr id="{rid}" class="{" ".join(cls)}"><td>{s.index}</td>'
-            f"<td>{_e(s.source_id)[:24]}</td><td>{_e(s.kind)}</td>"
-            f"<td>{tags}{_fold(_action(s))}</td><td class=\"out\">{_fold(s.output)}</td>"
-            f"<td>{'' if s.exit_code is None else s.exit_code}</td></tr>")
+    agent = " ".join(x for x in (t.agent, t.agent_version) if x)
+    who: list[str] = []
+    for value in (t.source.format, agent):
+        if value and not any(_says(w, value) for w in who):
+            # ``codex`` then ``codex 0.110.0``: the longer one says both.
+            who = [w for w in who if not _says(value, w)] + [value]
     verdict = report.verdict
-    facts = (
-        f"<p>{_e(t.source.format)} · {_e(t.agent or '?')} · model {_e(t.model or '?')} · "
+    return (
+        f"<p class=\"meta\">{' · '.join(_e(w) for w in who)} · model {_e(t.model or '?')} · "
         f"{len(t.steps)} steps · {t.tool_calls} tool calls ({t.failed_calls} failed) · "
         f"wasted steps {report.wasted_steps}"
         + (f" · verdict {_e(verdict.outcome)} ({_e(verdict.decided_by)})" if verdict else "")
         + "</p>")
+
+
+def _session_html(n: int, report: SessionReport) -> str:
+    t = report.trajectory
+    classes = _classes(report)
+    index_of: dict[str, int] = {}
+    for s in t.steps:
+        index_of.setdefault(s.source_id, s.index)
+    rows, cells = [], []
+    for s in t.steps:
+        row, main = _row(n, s, classes, index_of)
+        rows.append(row)
+        cells.append((_COLOR[main], f"step #{s.index}: {main}",
+                      _row_id(n, s.index) if main != "plain" else ""))
     chart = strip(f"Steps of this session ({report.wasted_steps} wasted)", cells,
                   chart_id=f"s{n}-strip") if cells else ""
     return (
-        f'<section id="s{n}"><h2>{_e(t.id)}</h2><p><code>{_e(t.source.path)}</code></p>{facts}'
-        f"<p><b>Task:</b> {_e((t.task or '')[:500])}</p>"
+        f'<section id="s{n}"><h2>{_e(t.id)}</h2><p><code>{_e(t.source.path)}</code></p>'
+        f"{_facts(report)}<p><b>Task:</b> {_e((t.task or '')[:500])}</p>"
         f"<h3>Summary</h3>{_findings_table(n, report.findings)}{chart}{_legend()}"
-        "<table class=\"steps\"><tr><th>#</th><th>id</th><th>kind</th><th>action</th>"
+        "<table class=\"steps\"><tr><th>#</th><th>kind</th><th>action</th>"
         f"<th>output</th><th>exit</th></tr>{''.join(rows)}</table></section>")
 
 

@@ -8,12 +8,18 @@ to each playbook's and trap's row in the tables below.
 from __future__ import annotations
 
 import datetime
+from typing import Any
 
 from ..trends.compute import TrendsReport
 from .svg import CHART_CSS, Marker, columns, esc, hbars
 
+WIDTH = 1200
+"""Drawn width of every chart: the page's content width (charts scale down with a narrower
+window, never up past it)."""
+
 _CSS = CHART_CSS + """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:900px;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;padding:0 24px;max-width:1200px;
+color:#222}
 h1{font-size:22px} h2{margin-top:1.8em;border-bottom:1px solid #ccc;font-size:17px}
 table{border-collapse:collapse;width:100%;font-size:13px}
 td,th{padding:3px 6px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
@@ -52,7 +58,7 @@ def _weekly_chart(report: TrendsReport) -> str:
         markers.append(Marker(pos, f"{pb['id']} ({pb['entered_at'][:10]})"))
     return columns("Wasted steps per week (dashed: a playbook entered the store)",
                    labels, [w["wasted_steps"] for w in report.weekly], markers=markers,
-                   chart_id="chart-weekly")
+                   width=WIDTH, chart_id="chart-weekly")
 
 
 def _summary(report: TrendsReport) -> str:
@@ -69,6 +75,11 @@ def _summary(report: TrendsReport) -> str:
 
 def _rate(value: float | None) -> str:
     return "-" if value is None else f"{value}"
+
+
+def _rate_or_none(side: dict[str, Any]) -> float | None:
+    """Hits per 100 sessions; None (no bar, a note) when there was no session on that side."""
+    return None if not side["sessions"] else float(side["rate_per_100"] or 0)
 
 
 def _playbook_table(report: TrendsReport) -> str:
@@ -105,16 +116,17 @@ def render_trends_html(report: TrendsReport) -> str:
     traps = hbars("Top traps by wasted tokens",
                   [(f'{t["kind"]} {t["signature"][3:11]} → {t["playbook"] or "no playbook"}',
                     [t["wasted_tokens"]]) for t in report.traps[:10]],
-                  series=["wasted tokens"], chart_id="chart-traps")
+                  series=["wasted tokens"], width=WIDTH, chart_id="chart-traps")
     before_after = hbars("Sessions hitting the trap per 100, before and after each playbook",
-                         [(f'{pb["id"]} ({pb["status"]})',
-                           [pb["before"]["rate_per_100"] or 0, pb["after"]["rate_per_100"] or 0])
+                         [(f'{pb["id"]} ({pb["status"]})', [_rate_or_none(pb["before"]),
+                                                             _rate_or_none(pb["after"])])
                           for pb in report.playbooks],
-                         series=["before", "after"], chart_id="chart-before-after")
+                         series=["before", "after"], width=WIDTH, chart_id="chart-before-after",
+                         empty=["no sessions before", "no sessions yet"])
     agents = hbars("Wasted steps per agent and model (sessions with a trap / all)",
                    [(f'{g["agent"]} / {g["model"] or "?"}: {g["with_trap"]}/{g["sessions"]}',
                      [g["wasted_steps"]]) for g in report.by_agent_model],
-                   series=["wasted steps"], chart_id="chart-agents")
+                   series=["wasted steps"], width=WIDTH, chart_id="chart-agents")
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         "<title>orf trends</title>"
