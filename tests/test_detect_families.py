@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from _detect_helpers import (
     compaction,
     edit,
@@ -248,3 +250,25 @@ def test_signature_is_session_independent() -> None:
     assert detect_all(a)[0].signature == detect_all(b)[0].signature
     c = traj(sh("pytest", FAIL, error=True), sh("pytest", FAIL, error=True))
     assert detect_all(c)[0].signature != detect_all(a)[0].signature
+
+
+def test_one_family_chaining_over_shared_steps_is_one_finding() -> None:
+    """``#14-15``, ``#15-16``, ``#16-17`` of one re-spelled search are one loop; findings of
+    different families that only touch a step stay apart (unless they share a wasted step)."""
+    from pipeline.detect import _components
+
+    chain = [("near_repeat", [14, 15]), ("near_repeat", [15, 16]), ("near_repeat", [16, 17])]
+    assert _components([[15], [16], [17]], chain) == [[0, 1, 2]]
+    touching = [("reread", [9, 14]), ("near_repeat", [14, 15])]
+    assert sorted(_components([[9], [15]], touching)) == [[0], [1]]
+    assert _components([[15], [15]], touching) == [[0, 1]]  # a shared wasted step joins
+
+
+def test_a_real_grep_loop_reads_as_one_finding(shared_trajectories: Path) -> None:
+    from pipeline import ParseContext, discover, parse_source
+    from pipeline.detect import detect_all
+
+    path = shared_trajectories / "mini-swe-agent" / "cse635-mini__django__django-16938.traj.json"
+    (traj,) = [t for src in discover([path], issues=[]) for t in parse_source(src, ParseContext())]
+    loops = [f for f in detect_all(traj) if f.kind == "near_repeat" and 15 in f.steps]
+    assert [(f.steps, f.wasted_steps) for f in loops] == [([14, 15, 16, 17], 3)]

@@ -83,8 +83,13 @@ def _specific(kind: str) -> int:
     return SPECIFICITY.index(kind) if kind in SPECIFICITY else len(SPECIFICITY)
 
 
-def _components(wasted: list[list[int]]) -> list[list[int]]:
-    """Groups of findings (by position) linked by a shared wasted step (union-find, linear)."""
+def _components(wasted: list[list[int]],
+                chains: list[tuple[str, list[int]]] | None = None) -> list[list[int]]:
+    """Groups of findings (by position) linked by a shared wasted step (union-find, linear).
+
+    ``chains`` (each finding's family and steps) also links findings of one family that share
+    any step: ``#14-15``, ``#15-16`` and ``#16-17`` of one re-spelled search are one loop.
+    """
     parent = list(range(len(wasted)))
 
     def root(k: int) -> int:
@@ -93,10 +98,13 @@ def _components(wasted: list[list[int]]) -> list[list[int]]:
             k = parent[k]
         return k
 
-    owner: dict[int, int] = {}
-    for k, steps in enumerate(wasted):
-        for i in steps:
-            j = owner.setdefault(i, k)
+    owner: dict[object, int] = {}
+    keyed: list[list[object]] = [list(steps) for steps in wasted]
+    for k, (kind, steps) in enumerate(chains or ()):
+        keyed[k].extend((kind, i) for i in steps)
+    for k, keys in enumerate(keyed):
+        for key in keys:
+            j = owner.setdefault(key, k)
             if j != k:
                 parent[root(k)] = root(j)
     groups: dict[int, list[int]] = {}
@@ -115,7 +123,7 @@ def _wasted_steps(traj: Trajectory, f: Finding, index: dict[str, int]) -> list[i
 
 
 def merge(traj: Trajectory, findings: list[Finding], settings: DetectSettings) -> list[Finding]:
-    """One finding per trap: findings that share a wasted step become one.
+    """One finding per trap: findings that share a wasted step (or a step, in one family).
 
     The joined finding is the one of the most specific family (``SPECIFICITY``: the same four
     failed edits are an ``edit_retry``, not also an ``exact_repeat``), holding every step and
@@ -133,7 +141,7 @@ def merge(traj: Trajectory, findings: list[Finding], settings: DetectSettings) -
     index = {s.source_id: i for i, s in enumerate(traj.steps)}
     wasted = [_wasted_steps(traj, f, index) for f in findings]
     kept: list[Finding] = []
-    for group in _components(wasted):
+    for group in _components(wasted, [(f.kind, list(f.steps)) for f in findings]):
         if not any(wasted[k] for k in group):
             continue
         best = min(group, key=lambda k: (_specific(findings[k].kind), _rank(findings[k].kind),
