@@ -70,8 +70,10 @@ def _boilerplate(name: str, text: str) -> bool:
     if _BOILER_PHRASES.search(text):
         return True
     if name in ("title", "trap"):
-        quoted = [m.group(2) for m in _SPAN.finditer(text)]
-        quoted += [ln for m in _FENCE.finditer(text) for ln in m.group(0).splitlines()[1:-1]]
+        # The error a trap quotes is its fenced block when it has one (each line, not the
+        # language tag), else its inline spans; a fence is never read as one inline span.
+        fenced = [ln for m in _FENCE.finditer(text) for ln in m.group(0).splitlines()[1:-1]]
+        quoted = fenced or [m.group(2) for m in _SPAN.finditer(_FENCE.sub("", text))]
         candidates = [q.strip() for q in quoted if q.strip()]
         if name == "title" and candidates:
             candidates = candidates[:1]
