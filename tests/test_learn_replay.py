@@ -42,14 +42,15 @@ CASES = {
         dropped={"verifier path_ran": 2, "verifier error_gone": 1}, rejected=3),
     "learn_replies_heldout.json": dict(
         extra=0, learn_calls=43, send_backs=12, other_calls=0,
-        drafts={"new": 23, "duplicate": 1, "dropped": 6},
+        drafts={"new": 22, "duplicate": 1, "dropped": 7},
         dropped={"verifier path_ran": 4, "verifier error_quoted": 1,
-                 "verifier fix_succeeded": 1}, rejected=6),
+                 "verifier fix_succeeded": 1, "verifier cause_not_contradicted": 1},
+        rejected=7),
     "learn_replies_fresh2.json": dict(
         extra=0, learn_calls=39, send_backs=10, other_calls=0,
-        drafts={"new": 22, "duplicate": 2, "dropped": 3},
-        dropped={"verifier error_gone": 1, "verifier error_quoted": 1, "verifier path_ran": 1},
-        rejected=3),
+        drafts={"new": 21, "duplicate": 1, "dropped": 5},
+        dropped={"verifier error_gone": 1, "verifier error_quoted": 1, "verifier path_ran": 1,
+                 "verifier cause_not_contradicted": 2}, rejected=5),
     "learn_replies_fresh.json": dict(
         extra=0, learn_calls=41, send_backs=11, other_calls=0,
         drafts={"new": 21, "dropped": 10},

@@ -208,3 +208,31 @@ def test_an_empty_json_result_is_no_answer(tmp_path: Path, fix_output: str,
     ]))
     p = proposal((1,), (2,), field, '`gh pr list --state all --search "1263" --json number,title`')
     assert [r for r in _rules(p, s) if r == "fix_succeeded"] == rules
+
+
+EXPECTED = "expect(jsonComparable(roundTrip)).toEqual(jsonComparable(trajectory));"
+NOT_FOUND = ("apply_patch verification failed: Failed to find expected lines in "
+             f"test/trace.test.ts:\n    {EXPECTED}")
+
+
+@pytest.mark.parametrize(("read_output", "insight", "rules"), [
+    # The read after the failure shows the line: "stale" is contradicted by the log.
+    (f"  const wire = toWire(trajectory);\n  {EXPECTED}", "The patch was written from stale "
+     "context: one expected line was no longer in the file.", ["cause_not_contradicted"]),
+    # The same read, a draft that names no stale text: nothing to contradict.
+    (f"  {EXPECTED}", "The hunk matched an earlier place; re-read and add context.", []),
+    # The read does not show the line: "stale" may be right.
+    ("  const wire = toWire(trajectory);", "The patch was written from stale context.", []),
+])
+def test_a_stale_patch_claim_the_log_contradicts_is_rejected(
+        tmp_path: Path, read_output: str, insight: str, rules: list[str]) -> None:
+    patch = "*** Begin Patch\n*** Update File: test/trace.test.ts\n@@\n-    " + EXPECTED
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        ("apply_patch", {"input": patch}, NOT_FOUND, True),
+        bash("sed -n '150,190p' test/trace.test.ts", read_output),
+        ("apply_patch", {"input": patch + "\n+    // kept"}, "Success. Updated the following "
+         "files:\nM test/trace.test.ts", False),
+    ]))
+    p = proposal((1,), (2, 3), "apply_patch verification failed: Failed to find expected lines",
+                 insight=insight)
+    assert [r for r in _rules(p, s) if r == "cause_not_contradicted"] == rules

@@ -22,6 +22,8 @@ The rules (``RULES``, in order; the first that objects is enough for a rule's st
   names; a different command that merely succeeded is not a fix;
 - the trap's error does not come back on the same target after the fix;
 - no fix edit is undone later;
+- a cause the log contradicts is refused: a patch called stale whose expected line a read
+  after the failure shows in the file (``cause_not_contradicted``);
 - no secret, no instruction aimed at future agents, no home path.
 """
 
@@ -444,6 +446,44 @@ def clean(p: Proposal, s: SessionEpisodes) -> str | None:
     return None
 
 
+_STALE_CLAIM = re.compile(r"\bstale\b|no longer (?:in|match|exist|there|present)|"
+                          r"(?:was|were) (?:missing|gone) from the file|out of date",
+                          re.IGNORECASE)
+_EXPECTED_LINES = re.compile(r"Failed to find expected lines in [^\n]*:\n(.+)", re.DOTALL)
+
+
+def cause_not_contradicted(p: Proposal, s: SessionEpisodes) -> str | None:
+    """A patch said to have failed on stale text: the log must not show that text in the file.
+
+    ``apply_patch`` prints the lines it could not find. When a read after the failure (and
+    before the fix) shows the first of them, the text was there: the hunk failed on where it
+    matched (its order, a missing context line), and "stale" would send an agent the wrong way.
+    """
+    draft = p.draft
+    if not _STALE_CLAIM.search(" ".join((draft.title, draft.trap, draft.insight))):
+        return None
+    steps = s.traj.steps
+    last_fix = max(p.evidence.fix_steps, default=len(steps) - 1)
+    for k in p.evidence.trap_steps:
+        m = _EXPECTED_LINES.search(steps[k].output or "") if 0 <= k < len(steps) else None
+        first = next((ln.strip() for ln in (m.group(1).splitlines() if m else [])
+                      if len(ln.strip()) >= MIN_CHANGED_LINE), "")
+        if not first:
+            continue
+        for j in range(k + 1, min(last_fix, len(steps) - 1) + 1):
+            later = steps[j]
+            if later.kind == "tool" and "Failed to find expected lines" not in (
+                    later.output or "") and first in body_of(later.output or ""):
+                return (f"the draft calls the patch at #{k} stale, but #{j} shows its expected "
+                        f"line `{first[:80]}` in the file: the hunk failed on where it matched, "
+                        "not on old text")
+    return None
+
+
+MIN_CHANGED_LINE = 8
+"""A line shorter than this (``}``, ``return``) says nothing about which text it is."""
+
+
 RULES: tuple[tuple[str, Rule], ...] = (
     ("cited_steps", cited_steps),
     ("error_quoted", error_quoted),
@@ -452,6 +492,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
     ("fix_on_target", fix_on_target),
     ("error_gone", error_gone),
     ("not_undone", not_undone),
+    ("cause_not_contradicted", cause_not_contradicted),
     ("clean", clean),
 )
 """Every rule, by name (the name is what summaries and the ledger count)."""
