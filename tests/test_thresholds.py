@@ -83,7 +83,7 @@ def _as_configured(draft: Draft) -> Decision:
 
 
 def test_pair_scores_sit_a_hair_either_side_of_the_thresholds() -> None:
-    """The pairs below are only boundary pins while their scores sit where they were built."""
+    """The four drafts are boundary pins only while their scores sit where they were built."""
     assert 0.80 <= _decide(JUST_DUPLICATE).score < 0.81
     assert 0.79 <= _decide(JUST_NOT_DUPLICATE).score < 0.80
     assert 0.45 <= _decide(JUST_RELATED).score < 0.46
@@ -260,6 +260,8 @@ def test_a_trap_quoting_a_real_error_is_accepted(trap: str) -> None:
     "The command failed with:\n\n```\nExit code: 1\nWall time: 0.4 seconds\nOutput:\n```",
 ])
 def test_a_real_shaped_trap_quoting_only_boilerplate_is_rejected(trap: str) -> None:
+    """As drafts write a trap: the command named in backticks, the error in a (tagged) fence;
+    the named command, the fence's tag or a multi-line fence do not hide a boilerplate error."""
     assert _boilerplate_problems(trap) == ["boilerplate as the error: trap"]
 
 
@@ -336,11 +338,11 @@ def test_near_repeat_similarity_default_boundary() -> None:
     assert _widened_search(14) == []
 
 
-@pytest.mark.parametrize(("lo", "hi", "reread"), [(6, 15, True), (7, 16, False)])
+@pytest.mark.parametrize(("lo", "hi", "reread"), [(51, 150, True), (51, 151, False)])
 def test_reread_overlap_default_boundary(lo: int, hi: int, reread: bool) -> None:
-    """``reread_overlap`` = 0.5, at or above: lines 6-15 after 1-10 show half again (a re-read,
-    wasted); 7-16 show 4 of 10 again (paging on)."""
-    t = traj(read("src/app.py", lines(1, 10), view_range=[1, 10]),
+    """``reread_overlap`` = 0.5, at or above: lines 51-150 after 1-100 show half again (a
+    re-read, wasted); 51-151 show 50 of 101 again (paging on)."""
+    t = traj(read("src/app.py", lines(1, 100), view_range=[1, 100]),
              read("src/app.py", lines(lo, hi), view_range=[lo, hi]))
     assert [(f.kind, f.wasted_steps) for f in detect_all(t)] == ([("reread", 1)] if reread
                                                                  else [])
@@ -393,10 +395,12 @@ def test_thrash_window_default_boundary() -> None:
 def test_monologue_repeats_default_boundary() -> None:
     """``monologue_repeats`` = 3: the same message twice is a monologue at confidence 0.7, three
     times at 0.9."""
-    said = [[(f.kind, f.confidence) for f in detect_all(traj(*[msg("I will now fix the bug.")
-                                                               for _ in range(n)]))]
-            for n in (2, 3)]
-    assert said == [[("monologue", 0.7)], [("monologue", 0.9)]]
+    def said(times: int) -> list[tuple[str, float]]:
+        found = detect_all(traj(*[msg("I will now fix the bug.") for _ in range(times)]))
+        return [(f.kind, f.confidence) for f in found]
+
+    assert said(2) == [("monologue", 0.7)]
+    assert said(3) == [("monologue", 0.9)]
 
 
 @pytest.mark.parametrize(("sessions", "deferred"), [(50, 0), (51, 1)])
