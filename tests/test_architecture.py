@@ -237,7 +237,7 @@ OVER_MAX = {
     # Modules already past MAX_LINES when the limit was set (issue 28 splits them); each may
     # shrink, none may grow, and no other module may join them.
     "pipeline/detect/actions.py": 1245,
-    "pipeline/ledger.py": 784,
+    "pipeline/ledger.py": 772,
     "pipeline/formats/common.py": 689,
     "pipeline/formats/openhands.py": 579,
     "pipeline/privacy/redact.py": 537,
