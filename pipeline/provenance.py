@@ -26,6 +26,20 @@ VERSION = 1
 _HOME = re.compile(r"^(?:/Users|/home)/[^/]+/|^[A-Za-z]:[\\/]Users[\\/][^\\/]+[\\/]")
 
 
+def steps_label(indices: Iterable[int], mark: str = "") -> str:
+    """``2-4,7``: step positions as runs, as a session's ``steps`` holds them.
+
+    ``mark="#"`` gives ``#2-4,#7``, as reports cite steps.
+    """
+    runs: list[list[int]] = []
+    for i in sorted(set(indices)):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    return ",".join(f"{mark}{a}" if a == b else f"{mark}{a}-{b}" for a, b in runs)
+
+
 def portable_path(path: str, root: Path | None) -> str:
     """``path`` relative to ``root`` when inside it, ``~/…`` under a home folder, else as is."""
     p = Path(path)

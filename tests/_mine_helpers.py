@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
+import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,3 +80,23 @@ def claude_session(sid: str, n_fail: int, cwd: str = "/home/dev/delta") -> str:
             {"type": "tool_result", "tool_use_id": tid,
              "content": f"Exit code 1\n{out}" if err else out, "is_error": err}]})
     return "\n".join(json.dumps(x) for x in lines) + "\n"
+
+
+def interrupt_mine(logs: Path, store: Path, env: dict[str, str],
+                   ready: Callable[[str], bool]) -> tuple[int, float, str]:
+    """``orf mine`` in a subprocess, sent SIGINT at the first stderr line ``ready`` accepts.
+
+    Returns its exit code, the seconds from the signal to its exit, and the rest of stderr.
+    """
+    cmd = [sys.executable, "-m", "pipeline", "mine", str(logs), "--store", str(store),
+           "--backend", "heuristic", "--jobs", "2"]
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if ready(line):
+            break
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    code = proc.wait(timeout=30)
+    return code, time.monotonic() - sent, proc.stderr.read()

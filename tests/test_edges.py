@@ -12,15 +12,13 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
-from _mine_helpers import claude_session
+from _mine_helpers import claude_session, interrupt_mine
 from click.testing import CliRunner
 
 from pipeline.cli import main
@@ -367,19 +365,9 @@ def test_sigint_during_mine_jobs_2_exits_130_promptly_and_resumes(
         (logs / f"s{i:03d}.jsonl").write_text(claude_session(sid, 2 + i % 3,
                                                              cwd=f"/home/dev/p{i % 7}"))
     store = _store(tmp_path / "experiences")
-    cmd = [sys.executable, "-m", "pipeline", "mine", str(logs), "--store", str(store),
-           "--backend", "heuristic", "--jobs", "2"]
-    proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.startswith("orf: scanned"):  # the pool is busy: interrupt it mid-scan
-            break
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=30)
-    elapsed = time.monotonic() - sent
-    rest = proc.stderr.read()
+    # The pool is busy: interrupt it mid-scan.
+    code, elapsed, rest = interrupt_mine(logs, store, _env(),
+                                         lambda line: line.startswith("orf: scanned"))
     assert code == 130, rest
     # A hang guard, not a speed figure: without the handler the pool waits for its workers
     # (many seconds); a loaded shared machine can take just over a second to exit cleanly.
@@ -388,6 +376,8 @@ def test_sigint_during_mine_jobs_2_exits_130_promptly_and_resumes(
                                      "`orf mine` resumes the work.")
     assert "Traceback" not in rest
     assert validate_store(store) == [] and not list(store.rglob(".*.tmp"))
+    cmd = [sys.executable, "-m", "pipeline", "mine", str(logs), "--store", str(store),
+           "--backend", "heuristic", "--jobs", "2"]
     again = subprocess.run([*cmd, "--json", "--quiet"], env=_env(), capture_output=True,
                            text=True, timeout=600)
     assert again.returncode == 0, again.stderr

@@ -76,9 +76,10 @@ def test_the_text_report_fits_columns_and_cites_steps_one_way(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import FIXTURES
 
-    from pipeline.report.terminal import PIPE_WIDTH, report_width, step_ids
+    from pipeline.provenance import steps_label
+    from pipeline.report.terminal import PIPE_WIDTH, report_width
 
-    assert step_ids([32, 5, 6, 7, 9]) == "#5-7,#9,#32"
+    assert steps_label([32, 5, 6, 7, 9], "#") == "#5-7,#9,#32"
     log = FIXTURES / "claude-code" / "-home-dev-shop" / "5f0c3a1e-2b7d-4c1e-9a44-0d6f1b2c3e4f.jsonl"
     monkeypatch.setenv("COLUMNS", "90")
     assert report_width() == 90

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _mine_helpers import claude_session
+from _mine_helpers import claude_session, interrupt_mine
 
 from pipeline.orf import Store, validate_store
 
@@ -37,20 +37,9 @@ def test_ctrl_c_at_each_phase_exits_130_at_once(point: str, logs: Path, tmp_path
     store = tmp_path / "experiences"
     Store(store).init()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ORF_", "GEMINI", "GOOGLE"))}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "pipeline", "mine", str(logs), "--store", str(store),
-         "--backend", "heuristic", "--jobs", "2"],
-        env={**env, "ORF_TEST_PAUSE_AT": point}, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
-    assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.strip() == f"orf: paused at {point}":
-            break
-    sent = time.monotonic()
-    proc.send_signal(signal.SIGINT)
-    code = proc.wait(timeout=30)
-    elapsed = time.monotonic() - sent
-    rest = proc.stderr.read()
+    code, elapsed, rest = interrupt_mine(
+        logs, store, {**env, "ORF_TEST_PAUSE_AT": point},
+        lambda line: line.strip() == f"orf: paused at {point}")
     assert code == 130, rest
     assert elapsed < 5.0, f"{point}: exit took {elapsed:.2f}s after SIGINT"
     assert rest.splitlines()[-1] == RESUME and "Traceback" not in rest

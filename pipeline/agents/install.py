@@ -112,18 +112,29 @@ def merge_hook(settings: dict[str, Any], client: str, command: str) -> bool:
         if any(isinstance(g, dict) and g.get("matcher") == matcher and wanted in g.get("hooks", [])
                for g in groups):
             continue
-        kept = []
-        for group in groups:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                others = [h for h in group["hooks"] if not _is_orf_hook(h, client)]
-                if not others and group["hooks"]:
-                    continue  # a group that held only an older orf hook: replaced below
-                group["hooks"] = others
-            kept.append(group)
+        kept, _ = _without_orf(groups, client)  # an older orf entry is replaced below
         kept.append({"matcher": matcher, "hooks": [wanted]})
         hooks[event] = kept
         changed = True
     return changed
+
+
+def _without_orf(groups: list[Any], client: str) -> tuple[list[Any], bool]:
+    """``groups`` without the orf hooks of ``client``, and whether one was removed.
+
+    A group that held only those goes; other hooks and groups stay as they were.
+    """
+    kept, removed = [], False
+    for group in groups:
+        if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+            others = [h for h in group["hooks"] if not _is_orf_hook(h, client)]
+            if len(others) != len(group["hooks"]):
+                removed = True
+                if not others:
+                    continue
+                group["hooks"] = others
+        kept.append(group)
+    return kept, removed
 
 
 def _drop_stale(hooks: dict[str, Any], client: str, events: set[str]) -> bool:
@@ -133,16 +144,8 @@ def _drop_stale(hooks: dict[str, Any], client: str, events: set[str]) -> bool:
     """
     changed = False
     for event in [e for e in hooks if e not in events and isinstance(hooks[e], list)]:
-        kept = []
-        for group in hooks[event]:
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                others = [h for h in group["hooks"] if not _is_orf_hook(h, client)]
-                if len(others) != len(group["hooks"]):
-                    changed = True
-                    if not others:
-                        continue
-                    group["hooks"] = others
-            kept.append(group)
+        kept, removed = _without_orf(hooks[event], client)
+        changed = changed or removed
         if kept:
             hooks[event] = kept
         else:

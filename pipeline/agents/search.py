@@ -25,6 +25,23 @@ import orjson
 from .bm25 import Bm25Index, tokenize
 
 CACHE_VERSION = 3
+"""Version of the cache file layout; bump when a field changes meaning (old caches rebuild)."""
+
+_EXP_FILE = re.compile(r"EXP-\d{8}-\d{4}\.md\Z")
+# A Markdown code span: ``a `b` c`` (double, may hold backticks) or `a b` (single).
+_CODE_SPAN = re.compile(r"``\s?([^\n]+?)\s?``|`([^`\n]+)`")
+ERRORISH = re.compile(
+    r"error|exception|traceback|not found|no such|denied|refused|failed|failure|fatal|cannot|"
+    r"can't|unable|invalid|missing|required|unknown|unexpected|undefined|unresolved|"
+    r"not allowed|no replacement|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
+# Field weights by repetition (a cheap BM25F): the retrieval keys count double.
+_WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
+            ("domain", 1))
+_MAX_ERROR_LINES = 8
+_MAX_FOCUS_LINES = 40
+_MAX_QUERY = 4000
+_LONG_QUERY = 600
+"""Queries longer than this many characters are searched on their error lines."""
 MIN_COVERAGE = 0.5
 """A search hit holds at least this share of the query's weight (``Bm25Index.coverage``), or
 the query holds most of an error line the playbook records (``trap_matches``, for a pasted
@@ -33,6 +50,7 @@ LONG_QUERY_TERMS = 12
 """A query of more distinct terms than this is a pasted output: it holds names, paths and
 numbers no playbook has, so its floor is ``MIN_COVERAGE_LONG``."""
 MIN_COVERAGE_LONG = 0.25
+"""The coverage floor of a pasted output (see ``LONG_QUERY_TERMS``)."""
 MATCH_COVERAGE = 0.6
 """Share of the terms of a recorded error line the error text must hold to match the trap."""
 MIN_ERROR_TERMS = 2
@@ -133,23 +151,6 @@ def trap_matches(doc: Doc, query_terms: set[str]) -> bool:
             if held / len(line) >= MATCH_COVERAGE:
                 return True
     return False
-"""Version of the cache file layout; bump when a field changes meaning (old caches rebuild)."""
-
-_EXP_FILE = re.compile(r"EXP-\d{8}-\d{4}\.md\Z")
-# A Markdown code span: ``a `b` c`` (double, may hold backticks) or `a b` (single).
-_CODE_SPAN = re.compile(r"``\s?([^\n]+?)\s?``|`([^`\n]+)`")
-ERRORISH = re.compile(
-    r"error|exception|traceback|not found|no such|denied|refused|failed|failure|fatal|cannot|"
-    r"can't|unable|invalid|missing|required|unknown|unexpected|undefined|unresolved|"
-    r"not allowed|no replacement|timed? ?out|exit code|E\d{3,4}\b", re.IGNORECASE)
-# Field weights by repetition (a cheap BM25F): the retrieval keys count double.
-_WEIGHTS = (("title", 2), ("keywords", 2), ("description", 2), ("errors", 2), ("trap", 1),
-            ("domain", 1))
-_MAX_ERROR_LINES = 8
-_MAX_FOCUS_LINES = 40
-_MAX_QUERY = 4000
-_LONG_QUERY = 600
-"""Queries longer than this many characters are searched on their error lines."""
 
 
 def _strings(value: Any) -> list[str]:

@@ -118,12 +118,13 @@ class _Progress:
             return
         key, line = _counter(event)
         total = max(1, event.total)
-        if event.done is None:  # an uncounted batch job: open until it ends, a line per 10 min
-            n = total if isinstance(event, BatchPolled) and event.ended else 0
-            decile = int(getattr(event, "elapsed_s", 0.0) // BATCH_QUIET_S)
-        else:
+        if event.done is not None:
             n = event.done
             decile = n * 10 // total
+        else:  # an uncounted batch job: open until it ends, a log line per BATCH_QUIET_S
+            assert isinstance(event, BatchPolled)
+            n = total if event.ended else 0
+            decile = int(event.elapsed_s // BATCH_QUIET_S)
         if self.tty:
             click.echo(f"\rorf: {line}\x1b[K", err=True, nl=False)
             self.open_line = n < total

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from .episodes import SessionEpisodes
     from .verify import Proposal
 
+MIN_CHANGED_LINE = 8
+"""An expected line shorter than this (``}``, ``return``) says nothing about which text it is."""
 _STALE_CLAIM = re.compile(r"\bstale\b|no longer (?:in|match|exist|there|present)|"
                           r"(?:was|were) (?:missing|gone) from the file|out of date",
                           re.IGNORECASE)
@@ -50,7 +52,3 @@ def cause_not_contradicted(p: Proposal, s: SessionEpisodes) -> str | None:
                         f"line `{first[:80]}` in the file: the hunk failed on where it matched, "
                         "not on old text")
     return None
-
-
-MIN_CHANGED_LINE = 8
-"""A line shorter than this (``}``, ``return``) says nothing about which text it is."""

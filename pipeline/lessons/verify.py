@@ -167,13 +167,18 @@ def error_quoted(p: Proposal, s: SessionEpisodes) -> str | None:
     return f"the quoted error {shown!r} is not in the output of trap steps {steps}"
 
 
+def _last_command(command: str) -> str:
+    """The last command of a line (after ``&&`` and ``;``): the one whose status is reported."""
+    return _LAST_COMMAND.split(_unwrap(command).strip())[-1]
+
+
 def masked_by(command: str) -> str | None:
     """The program whose exit status the shell reports instead of the command's, if any.
 
     ``pytest | tail -5`` exits as ``tail`` does, ``cmd || true`` always 0: such an exit 0
     says nothing about the command.
     """
-    last = _LAST_COMMAND.split(_unwrap(command).strip())[-1]
+    last = _last_command(command)
     if _OR_TRUE.search(last):
         return "|| true"
     stages = _PIPE.split(last)
@@ -183,8 +188,7 @@ def masked_by(command: str) -> str | None:
 
 def _search(command: str) -> bool:
     """The last command of the line is a search (its first pipe stage)."""
-    last = _LAST_COMMAND.split(_unwrap(command).strip())[-1]
-    words = _bare(_PIPE.split(last)[0].split())
+    words = _bare(_PIPE.split(_last_command(command))[0].split())
     return bool(words) and (words[0] in SEARCHES or " ".join(words[:2]) in SEARCHES)
 
 

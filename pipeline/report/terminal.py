@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from ..analyze import SessionReport
 from ..model import Finding
 from ..privacy import redact
+from ..provenance import steps_label
 
 
 def _n(value: int | None) -> str:
@@ -44,19 +45,8 @@ def report_width() -> int:
     return PIPE_WIDTH
 
 
-def step_ids(indices: Iterable[int]) -> str:
-    """``#5-7,#32``: step positions as every orf output cites them, runs joined."""
-    runs: list[list[int]] = []
-    for i in sorted(set(indices)):
-        if runs and runs[-1][1] == i - 1:
-            runs[-1][1] = i
-        else:
-            runs.append([i, i])
-    return ",".join(f"#{a}" if a == b else f"#{a}-{b}" for a, b in runs)
-
-
 def _steps(f: Finding) -> str:
-    return step_ids(f.steps)
+    return steps_label(f.steps, "#")
 
 
 def findings_table(findings: list[Finding], width: int | None = None) -> list[str]:

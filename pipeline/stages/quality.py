@@ -17,13 +17,13 @@ from ..normalize import HOME_PATH
 
 PROBLEMS = ("raw tool-call id", "placeholder tool name", "absolute home path",
             "boilerplate as the error", "text cut mid-token", "detector jargon")
+"""Every problem the gate reports (the bench prints a count for each, target 0)."""
 MECHANICAL = frozenset({"placeholder tool name", "boilerplate as the error",
                         "text cut mid-token"})
 """Problems of text assembled by rules (the heuristic's fill-ins): a model's draft, which the
 verifier has checked against the log, is not screened for them. A lesson about a harness
 message ("Sibling tool call errored") or a heredoc is not boilerplate or a cut when a reader
 wrote it on purpose."""
-"""Every problem the gate reports (the bench prints a count for each, target 0)."""
 
 _CALL_ID = re.compile(r"\b(?:toolu_[A-Za-z0-9]{8,}|call_[A-Za-z0-9]{8,}|fc_[0-9a-f]{8,}|"
                       r"tooluse_[\w-]{8,}|functions\.\w+:\d+)")

@@ -8,13 +8,13 @@ evidence.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ledger import Ledger
 from ..model import Draft, Verdict
-from ..provenance import SessionRef
+from ..provenance import SessionRef, steps_label
 from .dedupe import Decision, draft_signature, draft_signatures
 from .scan import SessionScan
 from .write import WriteItem
@@ -118,22 +118,6 @@ def _screen_draft(draft: Draft, scan: SessionScan, verdict: Verdict, backend: Ba
     return WriteItem(draft, Decision("new"), scan.session_id, sig, wasted)
 
 
-def _steps_label(indices: Iterable[int]) -> str:
-    idx = sorted(set(indices))
-    if not idx:
-        return ""
-    runs: list[str] = []
-    start = prev = idx[0]
-    for i in idx[1:] + [None]:  # type: ignore[list-item]
-        if i is not None and i == prev + 1:
-            prev = i
-            continue
-        runs.append(f"{start}-{prev}" if prev != start else str(start))
-        if i is not None:
-            start = prev = i
-    return ",".join(runs)
-
-
 def _provenance(draft: Draft, scan: SessionScan, verdict: Verdict,
                 backend: Backend) -> tuple[str, int]:
     sig = draft_signature(draft)
@@ -148,7 +132,7 @@ def _provenance(draft: Draft, scan: SessionScan, verdict: Verdict,
         steps = [i for f in related for i in f.steps]
         wasted = sum(f.wasted_steps for f in related)
     session = SessionRef(id=scan.session_id, path=scan.path, format=scan.format,
-                         steps=_steps_label(steps), wasted_steps=wasted)
+                         steps=steps_label(steps), wasted_steps=wasted)
     draft.provenance = draft.provenance.screened(
         sig, session, verdict.model_dump(mode="json"), backend.name, backend.model)
     return sig, wasted
