@@ -23,10 +23,14 @@ from setuptools.errors import BaseError, CCompilerError
 
 COMPILED = [
     "pipeline/privacy/anchors.py",
+    "pipeline/privacy/assignments.py",
     "pipeline/privacy/contexts.py",
     "pipeline/privacy/fragments.py",
+    "pipeline/privacy/headers.py",
     "pipeline/privacy/hints.py",
+    "pipeline/privacy/hits.py",
     "pipeline/privacy/memory.py",
+    "pipeline/privacy/plan.py",
     "pipeline/privacy/redact.py",
     "pipeline/privacy/rules.py",
     "pipeline/privacy/values.py",

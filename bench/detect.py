@@ -19,7 +19,7 @@ import sys
 import time
 
 from pipeline import normalize
-from pipeline.detect import actions, annotate_repeats, detect_all
+from pipeline.detect import annotate_repeats, detect_all
 from pipeline.model import Finding, SourceInfo, Step, Trajectory
 
 ERR = "Traceback (most recent call last):\nImportError: cannot import name 'thing'"
@@ -82,7 +82,7 @@ def _run(trajs: list[Trajectory]) -> tuple[float, float, list[Finding]]:
     found: list[Finding] = []
     w0, c0 = time.perf_counter(), time.process_time()
     for traj in trajs:
-        actions._last = None  # no analysis kept from an earlier round: each pass starts cold
+        traj.analysis = None  # no analysis kept from an earlier round: each pass starts cold
         found = detect_all(traj)
         annotate_repeats(traj, findings=found)
     n = len(trajs)

@@ -20,6 +20,7 @@ from pipeline.formats.base import ParseContext
 from pipeline.formats.discover import discover, parse_source
 from pipeline.ledger import Ledger
 from pipeline.llm.gemini import GeminiBackend
+from pipeline.stages.analysis import analyze_sessions
 from pipeline.stages.draft import draft_request, lesson_findings
 from pipeline.stages.view import StoreContext, estimate_tokens, transcript_text
 from pipeline.testing.fake_gemini import FakeGemini
@@ -65,9 +66,9 @@ def main(paths: list[Path]) -> None:
             ratios_raw.append(raw_tokens[traj.id] / sent)
             ratios_norm.append(estimate_tokens(transcript_text(traj)) / sent)
         with Ledger(Path(tmp) / "ledger.db") as ledger:
-            GeminiBackend(settings, ledger, client=client).analyze_sessions(items, store)
+            analyze_sessions(items, GeminiBackend(settings, ledger, client=client), store, settings)
             first = server.model_calls
-            GeminiBackend(settings, ledger, client=client).analyze_sessions(items, store)
+            analyze_sessions(items, GeminiBackend(settings, ledger, client=client), store, settings)
             rerun = server.model_calls - first
             rows = ledger.db.execute(
                 "SELECT session_id, COUNT(*) FROM llm_calls WHERE status != 'cached'"

@@ -141,10 +141,12 @@ def _draft_chunk(
     context: StoreContext,
     settings: Settings,
 ) -> Iterator[SessionReport]:
+    from .stages.analysis import analyze_sessions
     from .stages.screening import screen_problems
 
     items = [(_trajectory(s), s.findings) for s in chunk]
-    results = backend.analyze_sessions(items, context, concurrency=settings.concurrency)
+    results = analyze_sessions(items, backend, context, settings,
+                               concurrency=settings.concurrency)
     for scanned, result in zip(chunk, results, strict=True):
         report = SessionReport(result.trajectory, result.findings, result.verdict,
                                repeats=scanned.repeats or [])

@@ -49,7 +49,7 @@ def _started_at(traj: Trajectory) -> float | None:
 
 
 def _programs(traj: Trajectory) -> str:
-    from .detect.actions import classify
+    from .detect.classify import classify
 
     seen: set[str] = set()
     for step in traj.steps:

@@ -154,9 +154,9 @@ def submit(path: Path, settings: Settings,
     from .ledger import Ledger
     from .llm.registry import get_backend
     from .orf.store import Store
+    from .results import SessionResult
     from .stages.judge import heuristic_verdict
     from .stages.publish import publish
-    from .stages.results import SessionResult
     from .stages.screening import screen_results
     from .stages.write import prepare, reconcile
 

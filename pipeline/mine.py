@@ -2,7 +2,7 @@
 
 A chain of typed stages, each a function of the previous one's output (``stages/``):
 sources (discover, skip unchanged) -> scan (parse + detect, process pool) -> selection ->
-judge and draft (``Backend.analyze_sessions``: online pool or one batch job) -> screened ->
+judge and draft (``stages.analysis.analyze_sessions``: online pool or batch jobs) -> screened ->
 deduped and written -> recorded; the summary is computed from what they returned
 (``run_summary.py``).
 
@@ -178,7 +178,7 @@ def _stages(request: MineRequest, paths: list[Path], store: StoreLike, ledger: L
     pause_point("scanned")
 
     selected = selection.selected
-    results = judge_and_draft(selected, backend, store_context(store),
+    results = judge_and_draft(selected, backend, store_context(store), settings,
                               concurrency=settings.concurrency, batch=request.batch,
                               emit=emit) if selected else []
     if selected:

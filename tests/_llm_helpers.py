@@ -41,10 +41,15 @@ def client_for(server: FakeGemini) -> Any:
     return genai.Client(api_key="test", http_options=types.HttpOptions(base_url=server.url))
 
 
-def gemini_backend(server: FakeGemini, ledger: Ledger | None, **settings: Any) -> GeminiBackend:
+def gemini_settings(**settings: Any) -> Settings:
+    """The settings ``gemini_backend`` builds its backend with (the stages get them too)."""
     opts: dict[str, Any] = {"backend": "gemini", "call_timeout_s": 5.0}
     opts.update(settings)
-    return GeminiBackend(Settings(**opts), ledger, client=client_for(server))
+    return Settings(**opts)
+
+
+def gemini_backend(server: FakeGemini, ledger: Ledger | None, **settings: Any) -> GeminiBackend:
+    return GeminiBackend(gemini_settings(**settings), ledger, client=client_for(server))
 
 
 def open_ledger(tmp_path: Path) -> Ledger:

@@ -255,7 +255,7 @@ def test_signature_is_session_independent() -> None:
 def test_one_family_chaining_over_shared_steps_is_one_finding() -> None:
     """``#14-15``, ``#15-16``, ``#16-17`` of one re-spelled search are one loop; findings of
     different families that only touch a step stay apart (unless they share a wasted step)."""
-    from pipeline.detect import _components
+    from pipeline.detect.run import _components
 
     chain = [("near_repeat", [14, 15]), ("near_repeat", [15, 16]), ("near_repeat", [16, 17])]
     assert _components([[15], [16], [17]], chain) == [[0, 1, 2]]

@@ -16,7 +16,8 @@ from typing import Any
 from _detect_helpers import codex_rollout, exec_output
 
 from pipeline.detect import detect_all
-from pipeline.detect.actions import analyze, keeps_tree
+from pipeline.detect.actions import analyze
+from pipeline.detect.effects import keeps_tree
 from pipeline.model import Trajectory
 
 # Deeper than the `/home/<user>/<folder>` sandbox pattern: relative paths are relative to it.

@@ -276,7 +276,7 @@ def test_searches_that_find_nothing_in_other_places_are_exploring(tmp_path: Path
 def test_an_argv_shell_call_is_classified_by_its_script() -> None:
     from _detect_helpers import tool
 
-    from pipeline.detect.actions import classify
+    from pipeline.detect.classify import classify
 
     info = classify(tool("bash", " M app.js", command=["bash", "-lc", "git status --short"]))
     assert (info.cls, info.program, info.label) == ("inspect", "git", "git status --short")

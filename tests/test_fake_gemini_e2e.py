@@ -15,12 +15,14 @@ from _llm_helpers import (  # noqa: F401
     fake,
     fast_retry_waits,
     gemini_backend,
+    gemini_settings,
     make_finding,
     make_traj,
     open_ledger,
 )
 
 from pipeline.model import OutcomeHints
+from pipeline.stages.analysis import analyze_sessions, draft_session, judge_session
 from pipeline.testing.fake_gemini import (
     FakeGemini,
     Item,
@@ -56,9 +58,9 @@ def run_once(server: FakeGemini, tmp_path: Path, **settings: Any) -> tuple[Any, 
     traj = make_traj()
     findings = [make_finding(traj)]
     with open_ledger(tmp_path) as ledger:
-        backend = gemini_backend(server, ledger, **settings)
-        verdict = backend.judge(traj, findings)
-        result = backend.draft(traj, findings, verdict, STORE)
+        backend, run = gemini_backend(server, ledger, **settings), gemini_settings(**settings)
+        verdict = judge_session(traj, findings, backend, run)
+        result = draft_session(traj, findings, verdict, backend, STORE, run)
     return verdict, result
 
 
@@ -159,7 +161,8 @@ def test_retries_are_bounded(fake: FakeGemini, tmp_path: Path) -> None:  # noqa:
 def test_log_outcome_means_no_judge_call(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     traj = make_traj(outcome=OutcomeHints(resolved=True))
     with open_ledger(tmp_path) as ledger:
-        verdict = gemini_backend(fake, ledger).judge(traj, [make_finding(traj)])
+        verdict = judge_session(traj, [make_finding(traj)], gemini_backend(fake, ledger),
+                                gemini_settings())
     assert verdict.decided_by == "log" and verdict.outcome == "success"
     assert fake.model_calls == 0
 
@@ -170,14 +173,16 @@ def test_analyze_sessions_online_pool(fake: FakeGemini, tmp_path: Path) -> None:
         traj = make_traj(f"s{i}", task=f"task number {i}")
         items.append((traj, [make_finding(traj, signature=f"b2:sig{i}")] if i % 3 else []))
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
+        results = analyze_sessions(items, gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), concurrency=3)
     assert [r.session_id for r in results] == [f"s{i}" for i in range(6)]
     # judge + draft for the 4 sessions with findings; none for the 2 without
     assert fake.count(":generateContent") == 8
     assert all(len(r.drafts) == 1 for r in results if r.findings)
     assert all(r.drafts == [] for r in results if not r.findings)
     with open_ledger(tmp_path) as ledger:
-        gemini_backend(fake, ledger).analyze_sessions(items, STORE, concurrency=3)
+        analyze_sessions(items, gemini_backend(fake, ledger), STORE, gemini_settings(),
+                         concurrency=3)
     assert fake.count(":generateContent") == 8
 
 
@@ -198,9 +203,9 @@ def test_every_prompt_goes_through_redact(
     finding = make_finding(traj)
     finding.evidence[0].quote += f" {key}"
     with open_ledger(tmp_path) as ledger:
-        backend = gemini_backend(fake, ledger)
-        verdict = backend.judge(traj, [finding])
-        backend.draft(traj, [finding], verdict, STORE)
+        backend, settings = gemini_backend(fake, ledger), gemini_settings()
+        verdict = judge_session(traj, [finding], backend, settings)
+        draft_session(traj, [finding], verdict, backend, STORE, settings)
     bodies = [r.text for r in fake.requests if r.path.endswith(":generateContent")]
     assert len(bodies) == 2  # judge + draft
     assert all(token not in b and key not in b for b in bodies)

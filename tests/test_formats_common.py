@@ -9,19 +9,12 @@ import pytest
 
 from pipeline.errors import ParseFailure
 from pipeline.formats.base import ParseContext
-from pipeline.formats.common import (
-    as_count,
-    as_int,
-    bounded,
-    load_document,
-    most_common,
-    normalize_tool,
-    opens_object,
-    parse_exit_code,
-    set_output,
-    tool_step,
-)
+from pipeline.formats.common import bounded, most_common
+from pipeline.formats.fields import as_count, as_int
 from pipeline.formats.jsonio import ReadStats
+from pipeline.formats.records import load_document, opens_object
+from pipeline.formats.steps import set_output, tool_step
+from pipeline.formats.tools import normalize_tool, parse_exit_code
 
 
 @pytest.mark.parametrize(

@@ -26,8 +26,9 @@ from pipeline.analyze import analyze_paths
 from pipeline.config import Settings
 from pipeline.detect import detect_all
 from pipeline.formats.base import ParseContext
-from pipeline.formats.common import RECORD_ERRORS, as_int, as_key, skip_record
 from pipeline.formats.discover import SessionSource, discover, parse_source
+from pipeline.formats.fields import as_int, as_key
+from pipeline.formats.records import RECORD_ERRORS, skip_record
 from pipeline.model import ParseIssue, Step, Trajectory
 from pipeline.report.json_out import session_json
 from pipeline.report.terminal import session_lines

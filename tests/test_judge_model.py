@@ -5,8 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, make_finding, make_traj  # noqa: F401
+from _llm_helpers import (  # noqa: F401
+    STORE,
+    fake,
+    fast_retry_waits,
+    gemini_backend,
+    gemini_settings,
+    make_finding,
+    make_traj,
+)
 
+from pipeline.stages.analysis import analyze_sessions, judge_session
 from pipeline.stages.judge import judge_prompt
 from pipeline.testing.fake_gemini import FakeGemini
 
@@ -32,10 +41,10 @@ def test_unsure_answers_are_unknown_with_the_models_reason(fake: FakeGemini,  # 
     fake.enqueue(reply("failure", 0.4, "probably broken"), reply("success", 0.75))
     traj = make_traj()
     backend = gemini_backend(fake, None)
-    verdict = backend.judge(traj, [make_finding(traj)])
+    verdict = judge_session(traj, [make_finding(traj)], backend, gemini_settings())
     assert verdict.outcome == "unknown" and verdict.decided_by.startswith("gemini:")
     assert verdict.reason == "unsure failure (0.40 < 0.70): probably broken"
-    verdict = backend.judge(make_traj("s2"), [])
+    verdict = judge_session(make_traj("s2"), [], backend, gemini_settings())
     assert (verdict.outcome, verdict.reason) == ("success", "the suite passes")
 
 
@@ -43,7 +52,9 @@ def test_the_batch_path_reads_the_threshold_setting(fake: FakeGemini) -> None:  
     fake.responder = lambda body: (reply("success", 0.9) if "outcome" in json.dumps(
         body["generationConfig"]["responseJsonSchema"]) else None)
     traj = make_traj()
+    settings = gemini_settings(judge_min_confidence=0.95)
     backend = gemini_backend(fake, None, judge_min_confidence=0.95)
-    [result] = backend.analyze_sessions([(traj, [make_finding(traj)])], STORE, concurrency=1)
+    [result] = analyze_sessions([(traj, [make_finding(traj)])], backend, STORE, settings,
+                                concurrency=1)
     assert result.verdict.outcome == "unknown"
     assert result.verdict.reason == "unsure success (0.90 < 0.95): the suite passes"

@@ -125,3 +125,21 @@ def test_absolute_paths_keeps_them_for_a_private_store(tmp_path: Path,
     monkeypatch.setenv("ORF_ABSOLUTE_PATHS", "true")
     log, exp = _submitted_from_the_repository(tmp_path)
     assert (exp.provenance or {})["source_paths"] == [str(log)]
+
+
+def test_a_validated_path_sent_as_a_list_is_kept_as_numbered_steps(tmp_path: Path) -> None:
+    # Coding agents (and every stand-in model asked in round three) often send the path as a
+    # list of steps although the schema asks for a string: the steps are kept, in order.
+    _, store, log = _repo(tmp_path)
+    entries = agent_drafts()
+    entries[0]["session"] = str(log)
+    draft = entries[0]["drafts"][0]  # type: ignore[index]
+    draft["validated_path"] = ["`pip install requests`", "`pytest -x tests/`"]
+    drafts = tmp_path / "drafts.json"
+    drafts.write_text(json.dumps(entries))
+    code, out, err = run_cli("submit", drafts, "--store", store)
+    assert code == 0, err
+    assert out.startswith("written EXP-")
+    (new,) = [e for e in Store(store).experiences() if e.title.startswith("Install the module")]
+    text = new.path.read_text()
+    assert "1. `pip install requests`\n2. `pytest -x tests/`" in text

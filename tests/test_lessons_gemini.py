@@ -6,9 +6,17 @@ import json
 from pathlib import Path
 
 from _lesson_helpers import CWD, bash, claude_log, scan_log, tool
-from _llm_helpers import STORE, fake, fast_retry_waits, gemini_backend, open_ledger  # noqa: F401
+from _llm_helpers import (  # noqa: F401
+    STORE,
+    fake,
+    fast_retry_waits,
+    gemini_backend,
+    gemini_settings,
+    open_ledger,
+)
 
 from pipeline.config import Settings
+from pipeline.stages.analysis import draft_session, judge_session
 from pipeline.testing.fake_gemini import FakeGemini
 
 OLD = "    total = sum(item.price for item in self.items)"
@@ -37,9 +45,10 @@ def test_draft_request_for_a_failed_edit_carries_the_error_and_the_edit_differen
     [sess] = [s for s in res.sessions if s.trajectory is not None]
     assert sess.trajectory is not None
     with open_ledger(tmp_path) as ledger:
-        backend = gemini_backend(fake, ledger)
-        verdict = backend.judge(sess.trajectory, sess.findings)
-        result = backend.draft(sess.trajectory, sess.findings, verdict, STORE)
+        backend, settings = gemini_backend(fake, ledger), gemini_settings()
+        verdict = judge_session(sess.trajectory, sess.findings, backend, settings)
+        result = draft_session(sess.trajectory, sess.findings, verdict, backend, STORE,
+                               settings)
     drafts = [json.loads(r.text) for r in fake.requests if r.path.endswith(":generateContent")
               and "drafts" in r.json["generationConfig"]["responseJsonSchema"]["properties"]]
     assert len(drafts) == 1

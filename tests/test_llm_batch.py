@@ -11,6 +11,7 @@ from _llm_helpers import (  # noqa: F401
     fake,
     fast_retry_waits,
     gemini_backend,
+    gemini_settings,
     make_finding,
     make_traj,
     open_ledger,
@@ -18,6 +19,7 @@ from _llm_helpers import (  # noqa: F401
 
 from pipeline.llm import batch as batch_mod
 from pipeline.run_events import BatchPolled, Counted
+from pipeline.stages.analysis import analyze_sessions
 from pipeline.testing.fake_gemini import FakeGemini, invalid_json
 
 
@@ -33,8 +35,8 @@ def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> No
     fake.batch_polls_until_done = 3
     seen: list[Counted] = []
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(
-            items(), STORE, batch=True, progress=seen.append)
+        results = analyze_sessions(items(), gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), batch=True, progress=seen.append)
         rows = ledger.db.execute("SELECT batch, cost_usd, status FROM llm_calls").fetchall()
         jobs = ledger.db.execute("SELECT state FROM batch_jobs").fetchall()
     assert fake.count(":batchGenerateContent") == 1
@@ -48,7 +50,8 @@ def test_inline_batch_one_job_half_price(fake: FakeGemini, tmp_path: Path) -> No
     job = next(e.job for e in seen if isinstance(e, BatchPolled))
     assert all(e.job == job and e.total == 8 for e in seen if isinstance(e, BatchPolled))
     with open_ledger(tmp_path) as ledger:
-        gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True)
+        analyze_sessions(items(), gemini_backend(fake, ledger), STORE,
+                         gemini_settings(), batch=True)
     assert fake.model_calls == 1  # rerun: everything from the ledger
 
 
@@ -57,7 +60,8 @@ def test_large_batch_goes_through_file_upload(
 ) -> None:
     monkeypatch.setattr(batch_mod, "INLINE_LIMIT_BYTES", 1000)
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(items(3), STORE, batch=True)
+        results = analyze_sessions(items(3), gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), batch=True)
     # /upload/v1beta/files on google-genai 1.45 (the floor), /upload/v1/files on later SDKs
     assert sum(r.path.startswith("/upload/v1") and r.path.endswith("/files")
                for r in fake.requests) == 1
@@ -71,7 +75,8 @@ def test_large_batch_goes_through_file_upload(
 def test_repairs_go_in_a_second_job(fake: FakeGemini, tmp_path: Path) -> None:  # noqa: F811
     fake.enqueue(invalid_json())  # the first request of the first job
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(items(2), STORE, batch=True)
+        results = analyze_sessions(items(2), gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), batch=True)
     assert fake.count(":batchGenerateContent") == 2
     assert all(r.verdict.unscored_reason is None for r in results)
     assert all(len(r.drafts) == 1 for r in results)
@@ -92,13 +97,14 @@ def test_resume_after_interrupt_picks_the_stored_job(
 
     with open_ledger(tmp_path) as ledger:
         with pytest.raises(Interrupted):
-            gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True,
-                                                          progress=stop_while_running)
+            analyze_sessions(items(), gemini_backend(fake, ledger), STORE,
+                             gemini_settings(), batch=True, progress=stop_while_running)
         assert ledger.open_batch_job(gemini_backend(fake, None).model) is not None
     assert fake.count(":batchGenerateContent") == 1
     # A new process: fresh ledger connection and fresh SDK client.
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(items(), STORE, batch=True)
+        results = analyze_sessions(items(), gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), batch=True)
         assert ledger.open_batch_job(gemini_backend(fake, None).model) is None
     assert fake.count(":batchGenerateContent") == 1  # not submitted again
     assert all(len(r.drafts) == 1 for r in results)
@@ -111,6 +117,7 @@ def test_failed_job_records_reasons(fake: FakeGemini, tmp_path: Path,  # noqa: F
 
     monkeypatch.setattr(batch_mod, "collect", failing)
     with open_ledger(tmp_path) as ledger:
-        results = gemini_backend(fake, ledger).analyze_sessions(items(1), STORE, batch=True)
+        results = analyze_sessions(items(1), gemini_backend(fake, ledger), STORE,
+                                   gemini_settings(), batch=True)
     assert results[0].verdict.unscored_reason is not None
     assert "JOB_STATE_FAILED" in results[0].failures[-1]

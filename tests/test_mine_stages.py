@@ -221,7 +221,8 @@ def test_judge_and_draft_reuse_the_scans_step_analysis(tmp_path: Path) -> None:
     trajs = [s.trajectory for s in selected if s.trajectory is not None]
     scanned = [t.analysis for t in trajs]
     assert len(scanned) == 2 and all(a is not None for a in scanned)
-    results = judge_and_draft(selected, get_backend(_settings(tmp_path)), StoreContext(),
+    settings = _settings(tmp_path)
+    results = judge_and_draft(selected, get_backend(settings), StoreContext(), settings,
                               concurrency=1, batch=False, emit=lambda _e: None)
     assert [r.session_id for r in results] == [s.session_id for s in selected]
     assert sum(len(r.drafts) for r in results) == 2

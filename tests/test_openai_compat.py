@@ -34,12 +34,13 @@ from click.testing import CliRunner
 from conftest import FIXTURES
 
 from pipeline.cli import main
-from pipeline.config import load_settings
+from pipeline.config import Settings, load_settings
 from pipeline.errors import BackendError
 from pipeline.ledger import Ledger
 from pipeline.llm.backend import Backend, LLMRequest
 from pipeline.llm.registry import backend_names, get_backend
 from pipeline.orf import Store
+from pipeline.stages.analysis import analyze_sessions, draft_session, judge_session
 from pipeline.testing.fake_openai import (
     REJECTED_FORMAT,
     SCHEMA_MARKER,
@@ -74,10 +75,15 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
         yield fake
 
 
-def backend_for(ledger: Ledger | None, **settings: Any) -> Backend:
+def settings_for(**settings: Any) -> Settings:
+    """The settings ``backend_for`` builds its backend with (the stages get them too)."""
     opts: dict[str, Any] = {"backend": "openai-compatible", "call_timeout_s": 5.0}
     opts.update(settings)
-    return get_backend(load_settings(opts), ledger)  # the ORF_OPENAI_* variables are settings
+    return load_settings(opts)  # the ORF_OPENAI_* variables are settings
+
+
+def backend_for(ledger: Ledger | None, **settings: Any) -> Backend:
+    return get_backend(settings_for(**settings), ledger)
 
 
 def purpose_of(body: dict[str, Any]) -> str:
@@ -114,9 +120,9 @@ def run_once(tmp_path: Path, **settings: Any) -> tuple[Any, Any]:
     traj = make_traj()
     findings = [make_finding(traj)]
     with open_ledger(tmp_path) as ledger:
-        backend = backend_for(ledger, **settings)
-        verdict = backend.judge(traj, findings)
-        result = backend.draft(traj, findings, verdict, STORE)
+        backend, run = backend_for(ledger, **settings), settings_for(**settings)
+        verdict = judge_session(traj, findings, backend, run)
+        result = draft_session(traj, findings, verdict, backend, STORE, run)
     return verdict, result
 
 
@@ -328,7 +334,8 @@ def test_bad_json_is_recorded_with_its_reason_and_the_run_goes_on(
         traj = make_traj(f"s{i}", task=f"task number {i}")
         items.append((traj, [make_finding(traj, signature=f"b2:sig{i}")]))
     with open_ledger(tmp_path) as ledger:
-        results = backend_for(ledger).analyze_sessions(items, STORE, concurrency=2)
+        results = analyze_sessions(items, backend_for(ledger), STORE, settings_for(),
+                                   concurrency=2)
     bad, good = results
     assert bad.verdict.outcome == "unknown"
     assert bad.verdict.unscored_reason and bad.verdict.unscored_reason.startswith(
@@ -463,9 +470,9 @@ def test_stage_prompts_are_redacted_before_they_are_sent(server: FakeOpenAI,
     finding = make_finding(traj)
     finding.evidence[0].quote += f" {TOKEN}"
     with open_ledger(tmp_path) as ledger:
-        backend = backend_for(ledger)
-        verdict = backend.judge(traj, [finding])
-        backend.draft(traj, [finding], verdict, STORE)
+        backend, settings = backend_for(ledger), settings_for()
+        verdict = judge_session(traj, [finding], backend, settings)
+        draft_session(traj, [finding], verdict, backend, STORE, settings)
     texts = [r.text for r in server.completions]
     assert len(texts) == 2  # judge + draft
     assert all(TOKEN not in t for t in texts)

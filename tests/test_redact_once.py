@@ -19,8 +19,9 @@ from _secret_corpus import write_corpus
 from pipeline import normalize
 from pipeline.formats import common
 from pipeline.formats.base import ParseContext
-from pipeline.formats.common import bounded, set_output, text_step, text_step_and_text, tool_step
+from pipeline.formats.common import bounded
 from pipeline.formats.discover import discover, parse_source
+from pipeline.formats.steps import set_output, text_step, text_step_and_text, tool_step
 from pipeline.model import Trajectory
 from pipeline.normalize import error_signature
 from pipeline.privacy import SessionSecrets, memory

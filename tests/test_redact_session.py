@@ -15,8 +15,8 @@ import pytest
 from _secret_corpus import Corpus, make_context_secrets, make_memory_secrets, write_corpus
 
 from pipeline.formats.base import ParseContext
-from pipeline.formats.common import set_output, text_step, tool_step
 from pipeline.formats.discover import discover, parse_source
+from pipeline.formats.steps import set_output, text_step, tool_step
 from pipeline.model import Trajectory
 from pipeline.privacy import SessionSecrets, redact
 

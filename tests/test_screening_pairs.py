@@ -9,6 +9,7 @@ from _llm_helpers import make_finding, make_traj, open_ledger
 
 from pipeline.config import Settings
 from pipeline.llm.registry import get_backend
+from pipeline.stages.analysis import analyze_sessions
 from pipeline.stages.scan import SessionScan
 from pipeline.stages.screening import screen_results
 from pipeline.stages.view import StoreContext
@@ -24,11 +25,12 @@ def _scan(sid: str, *, kept: bool = True) -> SessionScan:
 
 def test_a_session_without_trajectory_is_skipped_and_the_rest_stay_paired(
         tmp_path: Path) -> None:
-    backend = get_backend(Settings())
+    settings = Settings()
+    backend = get_backend(settings)
     selected = [_scan("gone", kept=False), _scan("s1"), _scan("s2")]
-    results = backend.analyze_sessions(
+    results = analyze_sessions(
         [(s.trajectory, s.findings) for s in selected if s.trajectory is not None],
-        StoreContext())
+        backend, StoreContext(), settings)
     with open_ledger(tmp_path) as ledger:
         out = screen_results(selected, results, backend, ledger, record=False)
     assert sorted(it.session_id for it in out.items) == ["s1", "s2"]
@@ -36,9 +38,10 @@ def test_a_session_without_trajectory_is_skipped_and_the_rest_stay_paired(
 
 
 def test_a_result_missing_for_a_session_raises(tmp_path: Path) -> None:
-    backend = get_backend(Settings())
+    settings = Settings()
+    backend = get_backend(settings)
     selected = [_scan("s1"), _scan("s2")]
-    one = backend.analyze_sessions([(selected[0].trajectory, selected[0].findings)],
-                                   StoreContext())
+    one = analyze_sessions([(selected[0].trajectory, selected[0].findings)], backend,
+                           StoreContext(), settings)
     with open_ledger(tmp_path) as ledger, pytest.raises(ValueError, match="zip"):
         screen_results(selected, one, backend, ledger, record=False)

@@ -10,11 +10,13 @@ from pipeline.lessons.digest import CLOSE, OPEN, estimate_tokens
 from pipeline.llm.backend import LLMReply
 from pipeline.llm.registry import get_backend
 from pipeline.model import Draft, Finding, OutcomeHints, SourceInfo, Step, Trajectory
+from pipeline.stages.analysis import analyze_sessions, draft_session, judge_session
 from pipeline.stages.draft import draft_item_schema, draft_request, parse_draft_reply
 from pipeline.stages.judge import parse_judge_reply, verdict_from_log
 from pipeline.stages.view import StoreContext, build_view
 
-HEURISTIC = get_backend(Settings())
+SETTINGS = Settings()
+HEURISTIC = get_backend(SETTINGS)
 
 
 @pytest.mark.parametrize(("hints", "outcome"), [
@@ -38,7 +40,7 @@ def test_silent_or_self_reported_log_is_unknown_offline(hints: OutcomeHints) -> 
     for step in silent.steps:  # no test run left in the log: nothing says how it ended
         step.args = {"command": "ls"}
     assert verdict_from_log(silent) is None
-    verdict = HEURISTIC.judge(silent, [])
+    verdict = judge_session(silent, [], HEURISTIC, SETTINGS)
     assert verdict.outcome == "unknown" and verdict.decided_by == "heuristic"
 
 
@@ -122,8 +124,8 @@ def test_heuristic_drafts_from_findings() -> None:
     traj = make_traj(command="pytest -x")
     # Two findings over the same loop teach one lesson: one draft, not two.
     findings = [make_finding(traj), make_finding(traj, resolved=False, signature="b2:other")]
-    verdict = HEURISTIC.judge(traj, findings)
-    result = HEURISTIC.draft(traj, findings, verdict, STORE)
+    verdict = judge_session(traj, findings, HEURISTIC, SETTINGS)
+    result = draft_session(traj, findings, verdict, HEURISTIC, STORE, SETTINGS)
     assert len(result.drafts) == 1 and result.failures == []
     made = result.drafts[0]
     assert made.title == "Install `foo` into the environment the command runs in, then rerun it"
@@ -141,8 +143,9 @@ def test_heuristic_drafts_from_findings() -> None:
 def test_heuristic_finding_without_a_lesson_is_counted() -> None:
     traj = make_traj(command="pytest -x")
     traj.steps = traj.steps[:-1]  # nothing ever worked
-    result = HEURISTIC.draft(traj, [make_finding(traj, resolved=False)],
-                             HEURISTIC.judge(traj, []), STORE)
+    result = draft_session(traj, [make_finding(traj, resolved=False)],
+                           judge_session(traj, [], HEURISTIC, SETTINGS), HEURISTIC, STORE,
+                           SETTINGS)
     assert result.drafts == []
     assert result.failures == ["no lesson: no later step on the same target succeeded "
                                "(exact_repeat at step 0)"]
@@ -166,15 +169,16 @@ def test_heuristic_caps_drafts_per_session() -> None:
                         source_ids=[f"c{3 * n}", f"c{3 * n + 1}"],
                         wasted_source_ids=[f"c{3 * n + 1}"], wasted_steps=1,
                         signature=f"b2:s{n}") for n in range(5)]
-    result = HEURISTIC.draft(traj, findings, HEURISTIC.judge(traj, findings), STORE)
+    result = draft_session(traj, findings, judge_session(traj, findings, HEURISTIC, SETTINGS),
+                           HEURISTIC, STORE, SETTINGS)
     assert len(result.drafts) == Settings().max_drafts_per_session
     assert len({d.title for d in result.drafts}) == len(result.drafts)
 
 
 def test_analyze_sessions_offline() -> None:
     traj = make_traj()
-    results = HEURISTIC.analyze_sessions(
-        [(traj, [make_finding(traj)]), (make_traj("s2"), [])], STORE)
+    results = analyze_sessions(
+        [(traj, [make_finding(traj)]), (make_traj("s2"), [])], HEURISTIC, STORE, SETTINGS)
     assert len(results[0].drafts) == 1 and results[1].drafts == []
     assert results[0].verdict.outcome == "unknown"  # the log runs no test and says nothing
 

@@ -29,21 +29,13 @@ from dataclasses import dataclass
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from . import shell
-from .actions import (
-    END,
-    PERSISTENT_SHELLS,
-    Info,
-    analyze,
-    is_action,
-    place_key,
-    relative_cd,
-    run_tail,
-    set_current,
-    shown_range,
-)
+from .actions import PERSISTENT_SHELLS, analyze, relative_cd, set_current
+from .classify_shell import run_tail
 from .edit_retry import OPEN_TARGETS, same_target, target
+from .info import END, Info, is_action, place_key, shown_range
+from .programs import named
 from .refusals import MISTAKE_FAMILIES
+from .run import detect_all
 from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
 from .shell_edits import retries
 from .unran import reissue_of
@@ -115,8 +107,7 @@ new filter asks a new question (another branch name in `git ls-remote | rg`)."""
 REFILTER_CLASSES = frozenset({"inspect", "list", "search", "run", "test", "lint", "build"})
 """Classes whose command re-run only to filter its output differently is the same action."""
 
-_FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq", "wc", "head",
-                      "tail", "jq", "less", "more", "cat", "tr", "column", "xargs"})
+_FILTERS = named("selects")
 
 
 def _producer(info: Info) -> tuple[str, str] | None:
@@ -126,12 +117,11 @@ def _producer(info: Info) -> tuple[str, str] | None:
     """
     if not info.shell or info.cls not in REFILTER_CLASSES or "|" not in info.command:
         return None
-    parsed = shell.parse(info.command)
-    heads = [s for s in parsed.segments if not s.piped]
-    pipes = [s for s in parsed.segments if s.piped]
-    if not heads or any(s.argv[0] not in _FILTERS for s in pipes if s.argv):
+    heads = info.runs()
+    pipes = [s for s in info.segments() if s.piped]
+    if not heads or any(s.argv[0] not in _FILTERS for s in pipes):
         return None
-    forms = {" ".join(shell.canon_argv(s.argv, parsed.cwd)) for s in heads}
+    forms = {info.form(s) for s in heads}
     return (info.cls, forms.pop()) if len(forms) == 1 else None
 
 
@@ -303,8 +293,6 @@ def annotate_repeats(
     Returns:
         Repeats in step order; ``wasted`` agrees with the findings.
     """
-    from . import detect_all  # late import: the package imports this module
-
     settings = settings or DetectSettings()
     if findings is None:
         findings = detect_all(traj, settings)
@@ -320,7 +308,15 @@ def annotate_repeats(
             k = bisect_left(members, at)
             claimed.setdefault(sid, (f.kind, members[k - 1] if k else max(at - 1, 0)))
     infos = analyze(traj)
-    set_current(None)
+    set_current(traj, infos)  # paths read against the session's folder, as detect_all reads them
+    try:
+        return _annotate(traj, infos, claimed, settings)
+    finally:
+        set_current(None)
+
+
+def _annotate(traj: Trajectory, infos: list[Info], claimed: dict[str, tuple[str, int]],
+              settings: DetectSettings) -> list[Repeat]:
     matcher = _Matcher(settings, infos, persistent=traj.agent in PERSISTENT_SHELLS)
     # A shell edit after an attempt that did not apply retries it, wasted or not.
     shell_retries = {i: j for j, i, _ in retries(traj, infos)}

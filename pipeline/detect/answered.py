@@ -33,15 +33,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from . import shell
-from .actions import BUILD_DIRS, Info, infos_for, is_cleanup, no_op_install, shape
+from .actions import infos_for
 from .base import register
 from .build import brief, make_finding
+from .classify_shell import BUILD_DIRS, is_cleanup
+from .effects import no_op_install
+from .info import Info, shape
 from .masks import masked
+from .programs import named
 from .rerun_unchanged import cleaned_reruns
 
 REFILTER_WINDOW = 20
@@ -50,8 +52,7 @@ REFILTER_WINDOW = 20
 ASKING = frozenset({"run", "test", "lint", "build", "inspect", "search", "list"})
 """Classes of shell step whose output answers a question about the state."""
 
-FILTERS = frozenset({"grep", "egrep", "rg", "awk", "sed", "cut", "sort", "uniq", "wc", "head",
-                     "tail", "jq", "less", "more", "cat", "tr", "column", "xargs"})
+FILTERS = named("selects")
 """Programs that only select from the output piped into them."""
 
 DEPENDS: dict[str, frozenset[str]] = {
@@ -127,7 +128,7 @@ def _clears_only(info: Info) -> bool:
             "script_targets") or info.extra.get("script_unknown") or not all(
                 BUILD_DIRS.search(w) for w in info.writes):
         return False  # cheap tests first: parsing again is the cost of a large session
-    segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+    segs = info.runs()
     writers = [g for g in segs if g.redirects or g.argv[0] in ("rm", "mv", "cp", "tee")]
     return bool(writers) and all(is_cleanup(g.argv) and not g.redirects for g in writers)
 
@@ -147,42 +148,38 @@ def question(step: Step, info: Info) -> tuple[str, str, str, frozenset[str]] | N
     if "|" not in info.command and not _SETUP_FIRST.match(info.command):
         # No filter and no clean-up in front: the canonical form is the subject (no second
         # parse, which a session of a million steps would not find in the parse cache).
-        names = _packages(info.canon, info.command)
+        names = _packages(info.canon, info.filters())
         if names:
             return ("package", "", "", names)
         return None if _LIVE.match(info.canon) else ("output", info.canon, "", frozenset())
-    return _shell_question(info.command, shell.SESSION_ROOT.get())
+    return _shell_question(info)
 
 
-@lru_cache(maxsize=8192)
-def _shell_question(command: str,
-                    _root: str) -> tuple[str, str, str, frozenset[str]] | None:
-    # Cached per command and session root, as ``shell.canonical`` is: agents ask one
-    # question many times, and canonical arguments are the cost of the pass.
-    parsed = shell.parse(command)
-    heads = [g for g in parsed.segments if g.argv and not g.piped]
-    pipes = [g for g in parsed.segments if g.argv and g.piped]
+def _shell_question(info: Info) -> tuple[str, str, str, frozenset[str]] | None:
+    heads = info.runs()
+    pipes = [g for g in info.segments() if g.piped]
     while len(heads) > 1 and is_cleanup(heads[0].argv):
         heads = heads[1:]  # `rm -rf dist && tsc`: clearing output is set-up, tsc the question
     if not heads or any(g.argv[0] not in FILTERS for g in pipes):
         return None
-    subject = " && ".join(" ".join(shell.canon_argv(g.argv, parsed.cwd)) for g in heads)
+    subject = " && ".join(info.form(g) for g in heads)
     if _LIVE.match(subject):
         return None
-    filters = " | ".join(" ".join(argv) for argv in shell.pipe_filters(command))
-    names = _packages(subject, command)
+    piped = info.filters()
+    filters = " | ".join(" ".join(argv) for argv in piped)
+    names = _packages(subject, piped)
     if names:
         return ("package", "", filters, names)
     return ("output", subject, filters, frozenset())
 
 
-def _packages(subject: str, command: str) -> frozenset[str]:
+def _packages(subject: str, filters: tuple[tuple[str, ...], ...]) -> frozenset[str]:
     """Package names a command asks about (``pip show a b``, ``pip list | grep -i a``)."""
     m = _PIP_SHOW.match(subject)
     if m:
         return frozenset(_norm(w) for w in m.group(1).split() if not w.startswith("-"))
     if _PIP_LIST.match(subject):
-        asked = _terms(command)
+        asked = _terms(filters)
         return frozenset(_norm(w) for w in (asked[1] if asked else ()) if len(w) >= 3)
     return frozenset()
 
@@ -278,7 +275,7 @@ def _answered(before: _Asked, i: int, info: Info, filters: str, version: tuple[i
         was, now = answer(steps[before.step], prev), answer(steps[i], info)
         if isinstance(was, tuple) and isinstance(now, tuple) and not now[1] <= was[1]:
             return False
-    said, asks = _terms(prev.command), _terms(info.command)
+    said, asks = _terms(prev.filters()), _terms(info.filters())
     if said is None or asks is None or said[0] != asks[0]:
         return False  # a pattern we cannot read, or `-v`/`-c`/`-l`: another question
     # `grep gc` then `grep maintenance` asks the output another question; `grep any` after
@@ -296,7 +293,7 @@ def _capped(filters: str, lines: int) -> bool:
     return bool(caps) and lines >= min(caps) - 1
 
 
-def _terms(command: str) -> tuple[frozenset[str], frozenset[str]] | None:
+def _terms(filters: tuple[tuple[str, ...], ...]) -> tuple[frozenset[str], frozenset[str]] | None:
     """What the greps piped after the command ask of its output: ``(modes, terms)``.
 
     ``terms`` are the lowercased alternatives the plain greps look for; ``modes`` one entry
@@ -306,7 +303,7 @@ def _terms(command: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """
     modes: set[str] = set()
     terms: set[str] = set()
-    for argv in shell.pipe_filters(command):
+    for argv in filters:
         if argv[0] not in _GREPS:
             continue
         got = _grep_args(argv[1:])
@@ -405,10 +402,9 @@ def _what_changed(first: Info, again: Info) -> str:
     """What differs between the two asks, and that nothing the answer depends on did."""
     if first.cls == "task":
         return "the same instructions, and nothing changed between"
-    if _packages(first.canon, first.command):
+    if _packages(first.canon, first.filters()):
         return "the same package asked another way, with no install or environment change between"
-    f1, f2 = (" | ".join(" ".join(a) for a in shell.pipe_filters(x.command))
-              for x in (first, again))
+    f1, f2 = (" | ".join(" ".join(a) for a in x.filters()) for x in (first, again))
     if f1 != f2:
         return (f"only the filter changed (`{f1 or 'none'}` -> `{f2 or 'none'}`), and no file "
                 "was edited between")

@@ -13,7 +13,7 @@ from typing import Any
 from ..config import DetectSettings
 from ..hashing import value_hash
 from ..model import Evidence, Finding, Resolution, Step, Trajectory
-from .actions import Info
+from .info import Info
 
 RESOLUTION_WINDOW = 200
 """How far after a loop the resolving step is looked for (keeps the scan linear)."""

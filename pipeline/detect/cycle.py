@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, is_action, shape
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, is_action, shape
 from .repeats import OUTPUT_CHECKED
 
 

@@ -12,9 +12,10 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, path_ext
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, path_ext
 from .refusals import refused
 from .shell_edits import patch_tool
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import Info, infos_for, path_ext
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, path_ext
 
 CHECKS = frozenset({"test", "build", "lint", "run"})
 """Classes whose failure tells the agent that an edit broke something."""

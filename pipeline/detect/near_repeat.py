@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import infos_for, is_action, place_key, shape
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import is_action, place_key, shape
 from .repeats import chains
 from .rerun_unchanged import split_at_other_means
 

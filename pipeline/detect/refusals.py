@@ -18,9 +18,10 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from .actions import Info, infos_for, is_action, path_ext
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, is_action, path_ext
 
 MISTAKE_FAMILIES = frozenset({"refused_resubmit", "rule_refusal"})
 """Families whose wasted steps repeat a mistake, not an action: another edit, another file.

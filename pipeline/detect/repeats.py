@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 
-from .actions import Info
+from .info import Info
 
 # Classes whose output tells whether the world changed; for mutating classes a repeat that
 # fails (the edit already applied) is still the same wasted action.

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from .actions import END, Info, infos_for, path_ext, shown_range
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import END, Info, path_ext, shown_range
 
 MAX_INTERVALS = 256
 """Ranges remembered per file version; older ones are dropped to keep the scan linear."""

@@ -11,17 +11,11 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from .actions import (
-    Info,
-    infos_for,
-    is_action,
-    is_cleanup,
-    only_cleanup_before_run,
-    run_tail,
-    shape,
-)
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .classify_shell import is_cleanup, only_cleanup_before_run, run_tail
+from .info import Info, is_action, shape
 from .repeats import chains
 from .unran import other_program
 
@@ -89,9 +83,7 @@ def _changes(traj: Trajectory, infos: list[Info], i: int) -> bool:
 
 
 def _last_is_cleanup(info: Info) -> bool:
-    from . import shell
-
-    segs = [g for g in shell.parse(info.command).segments if g.argv and not g.piped]
+    segs = info.runs()
     return not segs or is_cleanup(segs[-1].argv)
 
 

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
 from ..normalize import error_signature
-from . import shell
-from .actions import Info, infos_for, is_action
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, is_action
 
 MAX_GAP = 30
 """Steps between two attempts beyond which a streak ends (the agent moved on)."""
@@ -45,8 +45,7 @@ def _target(info: Info) -> str:
 
 
 def _files(info: Info) -> frozenset[str]:
-    body = info.canon.partition(" <<")[0]
-    return frozenset(w.rsplit("/", 1)[-1] for w in body.split(" ")[1:] if shell.is_pathlike(w))
+    return info.named_files()
 
 
 def _same_files(a: Info, b: Info) -> bool:

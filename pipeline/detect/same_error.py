@@ -17,9 +17,11 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from .actions import Info, infos_for, is_action, run_tail, shape
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .classify_shell import run_tail
+from .info import Info, is_action, shape
 from .masks import masked
 
 _ERROR_LINE = re.compile(r"Error\b|Exception\b|\berror:|No such file|not found|cannot |"

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from .actions import Info, infos_for, shape
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .info import Info, shape
 
 SCRIPT_LINES = 8
 """Lines a here-document script needs before its variants count as one script; shorter ones

@@ -31,10 +31,11 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Trajectory
-from . import shell
-from .actions import MANIFEST, Info, infos_for, keeps_tree, no_op_install, shape
+from .actions import infos_for
 from .base import register
 from .build import brief, make_finding
+from .effects import MANIFEST, keeps_tree, no_op_install
+from .info import Info, path_from, shape
 
 _REPO_QUESTION = frozenset({"--git-dir", "--show-toplevel", "--is-inside-work-tree"})
 """``git rev-parse`` flags that ask only whether the folder is in a repository."""
@@ -49,25 +50,24 @@ def _looks(info: Info) -> bool:
     return info.state_after == info.state
 
 
-def repo_question(command: str) -> tuple[str, bool] | None:
+def repo_question(info: Info) -> tuple[str, bool] | None:
     """``(folder, asks only that)`` for a git command that needs a repository, else None.
 
     The folder is where git looks: the session's, a leading ``cd x &&``, or ``git -C x``
     (``--git-dir``/``--work-tree`` name another place: None). ``git --version``, ``help``,
     ``clone``, ``ls-remote`` and ``config --global`` work anywhere, so they answer nothing.
     """
-    parsed = shell.parse(command)
-    argv = next((g.argv for g in parsed.segments if g.argv and g.argv[0] == "git"), None)
+    argv = next((g.argv for g in info.segments() if g.argv[0] == "git"), None)
     if argv is None:
         return None
-    folder, k = parsed.cwd, 1
+    folder, k = info.cwd, 1
     while k < len(argv) and argv[k].startswith("-"):
         if argv[k] in ("--git-dir", "--work-tree") or argv[k].startswith(("--git-dir=",
                                                                              "--work-tree=")):
             return None
         if argv[k] in ("-C", "-c") and k + 1 < len(argv):
             if argv[k] == "-C":
-                folder = shell.norm_path(argv[k + 1], folder)
+                folder = path_from(argv[k + 1], folder)
             k += 1
         elif argv[k] in ("--version", "--help", "-h"):
             return None
@@ -118,7 +118,7 @@ def detect(traj: Trajectory, settings: DetectSettings) -> Iterator[Finding]:
             last = installs.get(info.canon)
             if last is not None and last[1] == setup and no_op_install(step, info):
                 link("install", last[0], i)
-        asked = repo_question(info.command) if git and info.cls in ("inspect", "vcs") and (
+        asked = repo_question(info) if git and info.cls in ("inspect", "vcs") and (
             not _MAKES_REPO.search(info.command)) else None
         if asked is not None:
             folder, question = asked

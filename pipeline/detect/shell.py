@@ -12,6 +12,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from .programs import git_command, program
+
 # Sandbox roots that agents use for the same checkout in different harnesses.
 _ROOTS = re.compile(
     r"^(/workspace/(?![^/]*\.[A-Za-z]\w{0,5}(?:/|$))[^/]+|/workspace|/testbed|/repo|/app|/code|/src/app|/home/[^/]+/[^/]+|"
@@ -249,24 +251,6 @@ def _drop_noise(segments: list[Segment]) -> list[Segment]:
     return out
 
 
-# Flags that change only how much is printed, not what is checked or found.
-_COSMETIC = {
-    "grep": set("nrRHhs") | {"--color", "--colour", "--line-number", "--recursive"},
-    "ls": None,  # every ls flag: a listing of the same folder is the same listing
-    "tree": None,
-    "cat": {"-n", "-A", "-v"},
-    "pytest": set("vsqxl") | {"-vv", "-vvv", "-qq", "-rA", "-ra", "--no-header",
-                               "--disable-warnings", "--color", "--tb"},
-}
-# Git subcommands and the flags that only change how their answer is printed.
-_GIT_COSMETIC = {
-    "status": {"-s", "--short", "-b", "--branch", "-sb", "--porcelain", "--long"},
-    "log": {"--oneline", "--decorate", "--no-decorate", "--color", "--no-color"},
-}
-# Programs whose short flags combine getopt-style (``-la`` == ``-l -a``), so flag order is moot.
-_GETOPT = frozenset({"grep", "ls", "tree", "cat", "pytest", "rm", "cp", "mv", "mkdir", "wc"})
-
-
 # Variables that say where code is found or how output looks, not what a run tests: a script
 # rerun with another PYTHONPATH is the same script again. Other variables (STRATEGY=a vs b)
 # are inputs of the run and stay in its identity.
@@ -326,10 +310,11 @@ def canon_argv(argv: list[str], cwd: str) -> list[str]:
         prog = "grep"
     if prog == "git" and args[:1] == ["grep"]:
         prog, args = "grep", args[1:]
-    if prog == "git" and args and args[0] in _GIT_COSMETIC:
+    if prog == "git" and args and (git_cosmetic := git_command(args[0]).cosmetic):
         # `git status --short` and `git status` answer the same question.
-        return ["git", args[0], *(a for a in args[1:] if a not in _GIT_COSMETIC[args[0]])]
-    cosmetic = _COSMETIC.get(prog, set())
+        return ["git", args[0], *(a for a in args[1:] if a not in git_cosmetic)]
+    row = program(prog)
+    cosmetic = row.cosmetic
     flags: list[str] = []
     rest: list[str] = []
     for a in args:
@@ -339,7 +324,7 @@ def canon_argv(argv: list[str], cwd: str) -> list[str]:
             name = a.split("=", 1)[0]
             if name in cosmetic:
                 continue
-            if prog not in _GETOPT:
+            if not row.getopt:
                 rest.append(a)
                 continue
             if not a.startswith("--") and a[1:].isalpha():

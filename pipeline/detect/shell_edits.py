@@ -20,9 +20,11 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from .actions import Info, infos_for, path_ext, script_rejected, shell_rejected
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .effects import script_rejected, shell_rejected
+from .info import Info, path_ext
 from .unran import other_program
 
 RETRY_WINDOW = 40

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 
 from ..config import DetectSettings
 from ..model import Finding, Step, Trajectory
-from . import shell
-from .actions import Info, infos_for, shell_rejected
+from .actions import infos_for
 from .base import register
 from .build import make_finding
+from .effects import shell_rejected
+from .info import Info
 
 CONTAINED = 0.8
 """Share of the re-issue's words found in the refused command from which it is that command."""
@@ -90,7 +91,7 @@ def program_of(info: Info) -> str:
     Past a leading ``cd x &&`` and ``NAME=value`` assignments: ``cd /w && PYTHONPATH=.
     python x.py`` looks up ``python``.
     """
-    for seg in shell.parse(info.command).segments:
+    for seg in info.segments():
         words = [w for w in seg.argv if not _ASSIGN.match(w)]
         if words:
             return words[0].rsplit("/", 1)[-1]

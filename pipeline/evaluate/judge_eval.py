@@ -17,6 +17,7 @@ from ..analyze import iter_trajectories
 from ..config import Settings
 from ..detect import detect_all
 from ..model import Finding, ParseIssue, Trajectory, Verdict
+from ..stages.analysis import judge_session
 from ..stages.judge_signals import RANK
 from .labels import LabelIndex
 from .metrics import ROW_HEAD, Tally, confusion_lines, fmt, tally_row
@@ -137,7 +138,7 @@ def evaluate(paths: Iterable[Path], index: LabelIndex, backend: Backend, setting
         label = index.match(traj)
         if label is None:
             continue
-        verdict = backend.judge(traj, LazyFindings(traj, settings))
+        verdict = judge_session(traj, LazyFindings(traj, settings), backend, settings)
         out.add(JudgedRun(traj.id, traj.source.format, traj.source.path, label.outcome,
                           verdict))
     return out

@@ -61,8 +61,8 @@ from ..model import Trajectory
 from . import base
 from .aider_blocks import Fences, is_tool, is_user, tool_text
 from .aider_session import Session
-from .common import source_info
 from .jsonio import ReadStats, check_head
+from .records import source_info
 
 NAME = "aider"
 HISTORY_NAME = ".aider.chat.history.md"

@@ -16,7 +16,8 @@ from pathlib import Path
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
 from .aider_blocks import EditBlock, Reply, parse_reply
 from .base import ParseContext
-from .common import StepLog, bounded, most_common, set_output, text_step_and_text, tool_step
+from .common import bounded, most_common
+from .steps import StepLog, set_output, text_step_and_text, tool_step
 
 AGENT = "aider"
 _WHOLE = frozenset({"whole", "editor-whole"})

@@ -25,18 +25,12 @@ import orjson
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
-from .common import (
-    RECORD_ERRORS,
-    bounded,
-    content_text,
-    parse_exit_code,
-    skip_record,
-    source_info,
-    text_step,
-    text_step_and_text,
-    tool_step,
-)
+from .common import bounded
+from .fields import content_text
 from .jsonio import ReadStats, iter_jsonl
+from .records import RECORD_ERRORS, skip_record, source_info
+from .steps import text_step, text_step_and_text, tool_step
+from .tools import parse_exit_code
 
 NAME = "antigravity"
 _USER_REQUEST = re.compile(r"<USER_REQUEST>\s*(.*?)\s*</USER_REQUEST>", re.DOTALL)

@@ -18,24 +18,11 @@ from typing import Any
 
 from ..model import OutcomeHints, RawRef, SourceInfo, Step, Trajectory
 from . import base
-from .common import (
-    RECORD_ERRORS,
-    as_int,
-    as_key,
-    bounded,
-    content_text,
-    load_document,
-    most_common,
-    obj,
-    opens_object,
-    set_output,
-    skip_record,
-    source_info,
-    text_step,
-    text_step_and_text,
-    tool_step,
-)
+from .common import bounded, most_common
+from .fields import as_int, as_key, content_text, obj
 from .jsonio import ReadStats
+from .records import RECORD_ERRORS, load_document, opens_object, skip_record, source_info
+from .steps import set_output, text_step, text_step_and_text, tool_step
 
 _STEP_KEYS = frozenset({
     "step_id", "timestamp", "source", "message", "reasoning_content", "tool_calls",

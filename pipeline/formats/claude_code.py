@@ -23,23 +23,11 @@ from ..errors import ParseFailure
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
-from .common import (
-    RECORD_ERRORS,
-    TASK_MAX_CHARS,
-    StepLog,
-    as_count,
-    as_key,
-    bounded,
-    content_text,
-    most_common,
-    set_output,
-    skip_record,
-    source_info,
-    text_step,
-    text_step_and_text,
-    tool_step,
-)
+from .common import TASK_MAX_CHARS, bounded, most_common
+from .fields import as_count, as_key, content_text
 from .jsonio import ReadStats, iter_jsonl
+from .records import RECORD_ERRORS, skip_record, source_info
+from .steps import StepLog, set_output, text_step, text_step_and_text, tool_step
 
 NAME = "claude-code"
 # User text that the client injects rather than the person typing (slash-command echoes,

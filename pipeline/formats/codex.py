@@ -22,25 +22,12 @@ import orjson
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
-from .common import (
-    RECORD_ERRORS,
-    StepLog,
-    as_count,
-    as_int,
-    as_key,
-    bounded,
-    content_text,
-    most_common,
-    parse_args,
-    parse_exit_code,
-    set_output,
-    skip_record,
-    source_info,
-    text_step,
-    text_step_and_text,
-    tool_step,
-)
+from .common import bounded, most_common
+from .fields import as_count, as_int, as_key, content_text, parse_args
 from .jsonio import ReadStats, iter_jsonl
+from .records import RECORD_ERRORS, skip_record, source_info
+from .steps import StepLog, set_output, text_step, text_step_and_text, tool_step
+from .tools import parse_exit_code
 
 NAME = "codex"
 _CALLS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})

@@ -22,22 +22,12 @@ from ..errors import ParseFailure
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
 from .base import ParseContext
-from .common import (
-    RECORD_ERRORS,
-    as_count,
-    as_key,
-    bounded,
-    content_text,
-    most_common,
-    parse_args,
-    parse_exit_code,
-    skip_record,
-    source_info,
-    text_step,
-    text_step_and_text,
-    tool_step,
-)
+from .common import bounded, most_common
+from .fields import as_count, as_key, content_text, parse_args
 from .jsonio import ReadStats, iter_jsonl, load_json
+from .records import RECORD_ERRORS, skip_record, source_info
+from .steps import text_step, text_step_and_text, tool_step
+from .tools import parse_exit_code
 
 NAME = "gemini-cli"
 # run_shell_command appends these fields even when empty; "Error: (none)" would otherwise be

@@ -21,25 +21,11 @@ from typing import Any
 
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from . import base
-from .common import (
-    RECORD_ERRORS,
-    as_int,
-    as_key,
-    bounded,
-    content_text,
-    epoch_to_iso,
-    load_document,
-    most_common,
-    obj,
-    opens_object,
-    parse_args,
-    set_output,
-    skip_record,
-    source_info,
-    text_step,
-    tool_step,
-)
+from .common import bounded, most_common
+from .fields import as_int, as_key, content_text, epoch_to_iso, obj, parse_args
 from .jsonio import ReadStats
+from .records import RECORD_ERRORS, load_document, opens_object, skip_record, source_info
+from .steps import set_output, text_step, tool_step
 from .swe_agent import extract_task, submitted_patch
 
 _BASH_BLOCK = re.compile(r"```bash\s*\n(.*?)\n```", re.DOTALL)

@@ -28,22 +28,12 @@ import orjson
 from ..model import OutcomeHints, RawRef, Step, Trajectory
 from ..privacy import SessionSecrets
 from . import base
-from .common import (
-    RECORD_ERRORS,
-    as_int,
-    bounded,
-    content_text,
-    load_document,
-    normalize_tool,
-    obj,
-    opens_object,
-    reindex,
-    skip_record,
-    source_info,
-    text_step,
-    tool_step,
-)
+from .common import bounded
+from .fields import as_int, content_text, obj
 from .jsonio import ReadStats
+from .records import RECORD_ERRORS, load_document, opens_object, skip_record, source_info
+from .steps import reindex, text_step, tool_step
+from .tools import normalize_tool
 
 _PROCESS_DONE = re.compile(r"///PROCESS-DONE:(-?\d+):PROCESS-DONE///")
 _HEAD_ERRORS = (

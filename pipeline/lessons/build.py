@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..detect.actions import Info, analyze, no_op_install
+from ..detect.actions import analyze
+from ..detect.effects import no_op_install
+from ..detect.info import Info
 from ..hashing import value_hash
 from ..model import Finding, FixDelta, Lesson, Step, Trajectory
 from ..privacy import redact

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from ..detect.actions import body_of
+from ..detect.outputs import body_of
 
 if TYPE_CHECKING:
     from .episodes import SessionEpisodes

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..detect.actions import Info
+from ..detect.info import Info
 from ..model import FixDelta, Step
 from ..privacy import redact
 from .tables import (

@@ -14,7 +14,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 
-from ..detect.actions import Info
+from ..detect.info import Info
 from ..model import Step
 from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..detect.actions import Info, analyze
+from ..detect.actions import analyze
+from ..detect.info import Info
 from ..model import Finding, Step, Trajectory
 from .delta import command_of, path_of
 from .symptom import classify, error_body

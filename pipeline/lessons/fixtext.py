@@ -15,7 +15,7 @@ import difflib
 import re
 from collections.abc import Callable
 
-from ..detect.actions import Info
+from ..detect.info import Info
 from ..model import Step
 from ..privacy import redact
 from .delta import Resolved, command_of, path_of

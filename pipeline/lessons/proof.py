@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ..detect.actions import Info
+from ..detect.info import Info
 from ..model import Step
 from .delta import command_of, did_nothing, path_of
 from .tables import (

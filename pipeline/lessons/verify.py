@@ -33,7 +33,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..detect.actions import Info, body_of
+from ..detect.info import Info
+from ..detect.outputs import body_of
 from ..model import Draft, Step
 from ..normalize import HOME_PATH, error_line
 from .contradictions import cause_not_contradicted

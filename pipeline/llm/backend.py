@@ -1,11 +1,12 @@
-"""The one interface judge and draft talk to (the registry of names is ``llm.registry``).
+"""The one interface every provider sits behind (the registry of names is ``llm.registry``).
 
-The stages call a backend's judge and draft entry points (``judge``, ``draft``,
-``analyze_sessions``, ``duplicate_judge``) and never ask which kind it is: the heuristic backend
-answers them with the rule-based code, a model backend by building ``LLMRequest`` objects and
-parsing ``LLMReply`` objects. Requests are built first and parsed later, so the same code path
-serves one online call, a bounded pool of calls, and one Gemini Batch Mode job. Each backend
-holds the ``Settings`` it was built with and passes them to the stage code explicitly.
+A backend builds nothing and parses nothing: it answers ``LLMRequest`` objects with
+``LLMReply`` objects (from the cache when it can) and says what a call costs. The stages hold
+the judge and draft entry points (``stages.analysis``) and pick the offline rules or the
+model's requests by ``Backend.calls_model``. Requests are built first and parsed later, so the
+same code path serves one online call, a bounded pool of calls, and one Gemini Batch Mode job.
+Each backend holds the ``Settings`` it was built with for its own calls; the stages get theirs
+passed explicitly.
 """
 
 from __future__ import annotations
@@ -14,23 +15,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..model import Draft, Finding, Trajectory, Verdict
     from ..run_events import Counted
-    from ..stages.results import DraftResult, SessionResult
-    from ..stages.view import StoreContext
 
 Progress = Callable[["Counted"], None]
 """Progress callback: a ``run_events.Progress`` counter or a ``BatchPolled`` job state."""
-
-
-class DuplicateJudge(Protocol):
-    """Settles dedupe's uncertain band (``known`` is a ``stages.dedupe.Known``)."""
-
-    def decide_duplicate(self, draft: Draft, known: Any) -> str | None:
-        """``duplicate``, ``related`` or ``new``; None: no opinion."""
 
 
 @dataclass(frozen=True)
@@ -79,12 +70,14 @@ class LLMReply:
 
 
 class Backend(ABC):
-    """A judge/draft backend."""
+    """What answers the judge's and the drafter's requests."""
 
     name: str = ""
     """Registry name."""
     model: str | None = None
     """Model used, when the backend calls one."""
+    calls_model: bool = True
+    """False for the offline backend: the stages then judge and draft by rule, asking nothing."""
 
     @property
     def decided_by(self) -> str:
@@ -122,28 +115,3 @@ class Backend(ABC):
                 if progress is not None:
                     progress(Counter("llm", done, len(requests)))
         return [r for r in out if r is not None]
-
-    @abstractmethod
-    def judge(self, traj: Trajectory, findings: Sequence[Finding]) -> Verdict:
-        """How one run ended: a deciding log signal first, else the backend's own judgement."""
-
-    @abstractmethod
-    def draft(self, traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
-              store: StoreContext) -> DraftResult:
-        """Up to ``max_drafts_per_session`` candidate playbooks for one session."""
-
-    @abstractmethod
-    def analyze_sessions(
-        self,
-        items: Sequence[tuple[Trajectory, list[Finding]]],
-        store: StoreContext,
-        *,
-        concurrency: int = 4,
-        batch: bool = False,
-        progress: Progress | None = None,
-    ) -> list[SessionResult]:
-        """Judge and draft several sessions, results in input order."""
-
-    def duplicate_judge(self) -> DuplicateJudge | None:
-        """What settles dedupe's uncertain band; None keeps the similarity answer."""
-        return None

@@ -9,13 +9,12 @@ call with its tokens, cost and latency. A provider never sees the cache or the l
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tenacity import Retrying
 
 from ..privacy import leak_kinds
-from .backend import Backend, DuplicateJudge, LLMReply, LLMRequest, Progress
+from .backend import Backend, LLMReply, LLMRequest
 from .cache import CallCache, request_key
 from .provider import Envelope, Provider
 from .retry import provider_retry_config
@@ -23,9 +22,6 @@ from .retry import provider_retry_config
 if TYPE_CHECKING:
     from ..config import Settings
     from ..ledger import Ledger
-    from ..model import Finding, Trajectory, Verdict
-    from ..stages.results import DraftResult, SessionResult
-    from ..stages.view import StoreContext
 
 
 def refusal(request: LLMRequest) -> str | None:
@@ -126,39 +122,3 @@ class ModelBackend(Backend):
     def count_tokens(self, text: str) -> int | None:
         """Tokens ``text`` costs as input, when the provider can count them."""
         return self.provider.count_tokens(text)
-
-    # ---- the judge and draft entry points: requests built and replies parsed by the stages ----
-
-    def judge(self, traj: Trajectory, findings: Sequence[Finding]) -> Verdict:
-        """A deciding log signal, else the model (one repair try), else unscored."""
-        from ..stages.llm_run import model_judge
-
-        return model_judge(traj, findings, self, self.settings)
-
-    def draft(self, traj: Trajectory, findings: Sequence[Finding], verdict: Verdict | None,
-              store: StoreContext) -> DraftResult:
-        """The model's drafts (one repair try), else the reason they are missing."""
-        from ..stages.llm_run import model_drafts
-
-        return model_drafts(traj, findings, verdict, self, store, self.settings)
-
-    def analyze_sessions(
-        self,
-        items: Sequence[tuple[Trajectory, list[Finding]]],
-        store: StoreContext,
-        *,
-        concurrency: int = 4,
-        batch: bool = False,
-        progress: Progress | None = None,
-    ) -> list[SessionResult]:
-        """A bounded pool of sessions online, or rounds of Batch Mode jobs."""
-        from ..stages.llm_run import model_sessions
-
-        return model_sessions(items, self, store, self.settings, concurrency=concurrency,
-                              batch=batch, progress=progress)
-
-    def duplicate_judge(self) -> DuplicateJudge:
-        """One small structured request per uncertain pair, cached in the ledger."""
-        from ..stages.dedupe import LlmDuplicateJudge
-
-        return LlmDuplicateJudge(self)

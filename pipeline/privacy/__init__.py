@@ -7,8 +7,9 @@ Nothing here imports the LLM layer: the format adapters use it while they parse.
 """
 
 from .check import leak_kinds
+from .hits import SecretHit, placeholder
 from .memory import SessionSecrets
-from .redact import SecretHit, kinds, placeholder, redact, redact_value, scan
+from .redact import kinds, redact, redact_value, scan
 from .values import PLACEHOLDER_PREFIX, looks_random
 
 __all__ = ["PLACEHOLDER_PREFIX", "SecretHit", "SessionSecrets", "kinds", "leak_kinds",

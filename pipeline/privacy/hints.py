@@ -71,7 +71,7 @@ FAST_PATTERNS: tuple[tuple[tuple[str, ...], str, bool], ...] = (
 )
 _CHAR = r"[\xc0-\xff][\x80-\xbf]{1,3}"  # one non-ASCII character in UTF-8 (surrogates too)
 GATES: tuple[tuple[str, str, bool], ...] = (
-    # secret-assignment: a secret keyword, then a separator (``redact._ASSIGN`` up to its value).
+    # secret-assignment: a secret keyword, then a separator (``assignments._ASSIGN``, to its value).
     ("~assign", r"(?:passw(?:or)?d|passphrase|pwd|pass|secret|token|key_base|key|auth|"
      r"credentials?|cred|salt)(?:\\?[\"'`]|\*\*)?(?:[ \t]*[:=]|[ \t]+=>[ \t]|"
      r"[ \t]+(?:is[ \t]+)?set[ \t]+to[ \t]|[ \t]+is[ \t])", True),

@@ -16,17 +16,13 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from .assignments import _secret_name, any_secret_name
 from .fragments import FragmentSearch
+from .hits import SecretHit, _resolve, placeholder, replace_hits
 from .redact import (
     _MIN_TEXT,
-    SecretHit,
-    _resolve,
-    _secret_name,
-    any_secret_name,
-    placeholder,
     quiet,
     quiet_json,
-    replace_hits,
     whole_value_kind,
 )
 from .redact import (

@@ -9,10 +9,9 @@ Order of tests, cheapest and surest first:
    and character 4-grams (the classic near-duplicate measure, written here in plain Python
    because the corpora are a few hundred short texts);
 3. in the uncertain band (between ``dedupe_related`` and ``dedupe_duplicate``), the model gets
-   the last word on model backends (``duplicate_judge``: what the backend's own
-   ``duplicate_judge()`` returns, for a model backend one small structured request through its
-   ``generate``, cached in the ledger); the offline backend keeps the heuristic answer
-   ("related").
+   the last word on backends that call one (``duplicate_judge``: one small structured request
+   through the backend's ``generate``, cached in the ledger); the offline backend keeps the
+   heuristic answer ("related").
 
 Drafts of the same run are compared with each other too: the first of two look-alikes is new,
 the second a duplicate of it (``Decision.run_index`` points at it until it has an EXP id).
@@ -75,7 +74,7 @@ class Decision:
 
 
 class DuplicateJudge(Protocol):
-    """A backend that can settle the uncertain band (the gemini backend)."""
+    """What settles the uncertain band (``LlmDuplicateJudge`` for a backend that calls a model)."""
 
     def decide_duplicate(self, draft: Draft, known: Known) -> str | None:
         """Return ``duplicate``, ``related`` or ``new`` (None: no opinion)."""
@@ -342,4 +341,4 @@ class LlmDuplicateJudge:
 
 def duplicate_judge(backend: Backend | None) -> DuplicateJudge | None:
     """The uncertain-band judge of ``backend`` (None: no backend, or the offline one)."""
-    return backend.duplicate_judge() if backend is not None else None
+    return LlmDuplicateJudge(backend) if backend is not None and backend.calls_model else None

@@ -8,7 +8,7 @@ backend builds drafts from the lessons alone (``heuristic_draft.py``), marked so
 
 Requests are built first and parsed later (``draft_request`` / ``parse_draft_reply``), so
 Batch Mode can collect every request of a run before anything is sent; the rounds of requests
-and repairs are ``llm_run``'s, the entry points the backend's (``Backend.draft``).
+and repairs are ``llm_run``'s, the entry point for any backend ``analysis.draft_session``.
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ from ..privacy import redact
 from ..prompts import load_prompt
 from ..provenance import Provenance
 from .judge import REPAIR_HINT, verdict_from_log
-from .results import DraftResult
 from .view import StoreContext, build_view
 
 __all__ = [
-    "DraftResult", "StoreContext", "draft_request", "lesson_findings", "parse_draft_reply",
+    "StoreContext", "draft_request", "lesson_findings", "parse_draft_reply",
     "select_findings",
 ]
 

@@ -22,9 +22,9 @@ from ..lessons.verify import Evidence, Proposal, verify
 from ..llm.backend import Backend
 from ..model import Draft, Finding, Lesson, Trajectory, Verdict
 from ..normalize import error_line
+from ..results import DraftResult
 from .draft import lesson_findings, provenance
 from .learn import rejection_note
-from .results import DraftResult
 from .view import StoreContext
 
 # Program -> (domain id, name, description) for offline domain picking.

@@ -5,18 +5,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..config import Settings
 from ..run_events import Counted, Emit
+from .analysis import analyze_sessions
 from .pause import pause_point
 from .scan import SessionScan
 from .view import StoreContext
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
-    from .results import SessionResult
+    from ..results import SessionResult
 
 
-def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: StoreContext, *,
-                    concurrency: int, batch: bool, emit: Emit) -> list[SessionResult]:
+def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: StoreContext,
+                    settings: Settings, *, concurrency: int, batch: bool,
+                    emit: Emit) -> list[SessionResult]:
     """One result per session with a trajectory, in order; emits the backend's counters.
 
     The counters are ``Progress`` per session or request and ``BatchPolled`` per poll of a
@@ -26,6 +29,7 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: 
         sessions: The selected sessions.
         backend: Judges and drafts.
         context: What the store holds (known domains and titles).
+        settings: The run settings (draft limit, view budget, judge threshold, reader).
         concurrency: Online requests in flight at once.
         batch: Send every request as Batch Mode jobs instead.
         emit: Receives the progress events.
@@ -40,8 +44,8 @@ def judge_and_draft(sessions: Sequence[SessionScan], backend: Backend, context: 
             pause_point("drafting")
 
     items = [(s.trajectory, s.findings) for s in sessions if s.trajectory is not None]
-    results = backend.analyze_sessions(items, context, concurrency=concurrency, batch=batch,
-                                       progress=on_progress)
+    results = analyze_sessions(items, backend, context, settings, concurrency=concurrency,
+                               batch=batch, progress=on_progress)
     if not done:
         pause_point("drafting")  # the offline backend reports no progress
     return results

@@ -119,6 +119,10 @@ def proposal_of(item: Any, session: SessionEpisodes, drafted_by: str, backend_na
     fields["complexity"] = fields["complexity"] or "medium"
     if isinstance(fields.get("checklist"), str):
         fields["checklist"] = [fields["checklist"]]
+    path = fields.get("validated_path")
+    if isinstance(path, list) and all(isinstance(x, str) for x in path):
+        # Coding agents asked for a string often send the steps as a list: keep them in order.
+        fields["validated_path"] = "\n".join(f"{k}. {x}" for k, x in enumerate(path, 1))
     scope = "repository" if item.get("scope") == "repository" else "general"
     try:
         draft = Draft.model_validate(fields)

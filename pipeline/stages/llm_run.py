@@ -5,8 +5,9 @@ needs and takes their replies: one request, one repair try on a reply that canno
 then the reason. Online, each session runs its own rounds (``_run``, in a worker thread for
 a pool); in batch mode, every pending request of every session goes into one job per round
 (round 1: all judge and draft requests; round 2: the repair retries of failed attempts, if
-any). A model backend's ``judge`` and ``draft`` of one session are the same machine asked for
-only the verdict (``model_judge``) or only the drafts (``model_drafts``).
+any). Judging or drafting one session alone is the same machine asked for only the verdict
+(``model_judge``) or only the drafts (``model_drafts``). These are the model row of
+``stages.analysis.WAYS``; the offline backend's row is there too.
 """
 
 from __future__ import annotations
@@ -19,9 +20,9 @@ from ..config import Settings
 from ..lessons.verify import Proposal
 from ..llm.backend import Backend, LLMReply, LLMRequest, Progress
 from ..model import Draft, Finding, Trajectory, Verdict
+from ..results import DraftResult, SessionResult
 from ..run_events import Progress as Counter
 from .draft import draft_request, lesson_findings, parse_draft_reply
-from .heuristic_draft import heuristic_drafts
 from .judge import heuristic_verdict, judge_request, read_judge_reply, unscored, verdict_from_log
 from .learn import (
     REJECTED,
@@ -32,11 +33,9 @@ from .learn import (
     rejection_note,
     send_back_text,
 )
-from .results import DraftResult, SessionResult
 from .view import StoreContext
 
-__all__ = ["SessionProgress", "SessionResult", "model_drafts", "model_judge", "model_sessions",
-           "offline_sessions"]
+__all__ = ["SessionProgress", "model_drafts", "model_judge", "model_sessions"]
 
 _S = TypeVar("_S", bound="_Session | _LearnSession")
 
@@ -202,17 +201,6 @@ def _distinct(drafts: list[Draft]) -> list[Draft]:
         if key not in seen:
             seen.add(key)
             out.append(d)
-    return out
-
-
-def offline_sessions(items: Sequence[tuple[Trajectory, list[Finding]]], backend: Backend,
-                     store_context: StoreContext, settings: Settings) -> list[SessionResult]:
-    """The heuristic backend's results: verdicts from the log, drafts from the lessons."""
-    out: list[SessionResult] = []
-    for traj, findings in items:
-        verdict = heuristic_verdict(traj)
-        result = heuristic_drafts(traj, findings, verdict, backend, store_context, settings)
-        out.append(SessionResult(traj, findings, verdict, result.drafts, result.failures))
     return out
 
 

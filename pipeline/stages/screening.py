@@ -21,7 +21,7 @@ from .write import WriteItem
 
 if TYPE_CHECKING:
     from ..llm.backend import Backend
-    from .results import SessionResult
+    from ..results import SessionResult
 
 REJECTED = "rejected:"
 """Prefix of a draft the verifier rejected (``stages/learn.py``, ``heuristic_draft.py``)."""

@@ -1,13 +1,14 @@
-"""What judging and drafting return: the types both backends' entry points produce.
+"""What judging and drafting a session return: records of the model layer.
 
-Kept free of the LLM layer so ``pipeline.llm.backend`` can name them without an import cycle.
+They sit below both the stages that produce them and the commands that read them, and import
+nothing but ``pipeline.model``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import Draft, Finding, Trajectory, Verdict
+from .model import Draft, Finding, Trajectory, Verdict
 
 
 @dataclass

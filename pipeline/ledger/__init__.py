@@ -4,17 +4,19 @@ It remembers which sources were processed (by content hash), every LLM call (by 
 with tokens, cost and the reply, so an identical request is answered locally), every
 candidate playbook and its fate, and Gemini batch jobs in flight.
 
-Every SQL statement of the pipeline is here: other modules call named methods, and group
-them with ``Ledger.transaction()``. Migrations are named functions, recorded by name in the
-``_migrations`` table once applied (as simonw/llm does); a ledger from before names existed
-(``PRAGMA user_version`` = N) has its first N recorded as applied when it is opened.
+Every SQL statement of the pipeline is in this package: other modules call named methods,
+and group them with ``Ledger.transaction()``. Migrations are named functions
+(``migrations``), recorded by name in the ``_migrations`` table once applied (as simonw/llm
+does); a ledger from before names existed (``PRAGMA user_version`` = N) has its first N
+recorded as applied when it is opened. The session-history queries of ``orf trends`` are
+``history.HistoryQueries``, mixed into ``Ledger``.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,225 +24,11 @@ from typing import Any
 
 import orjson
 
-from .errors import LedgerError
+from ..errors import LedgerError
+from .history import HistoryQueries
+from .migrations import MIGRATIONS, Migration, migration
 
-Migration = Callable[[sqlite3.Connection, str], None]
-"""One schema step: ``(connection, store scope)``, run inside the migrating transaction."""
-
-MIGRATIONS: list[Migration] = []
-"""Every migration, in order. Each is recorded by its function name in ``_migrations`` once
-applied; never rename or edit a shipped one, append the next."""
-
-
-def migration(fn: Migration) -> Migration:
-    """Append ``fn`` to ``MIGRATIONS`` (its name is what the ledger records)."""
-    MIGRATIONS.append(fn)
-    return fn
-
-
-def _script(db: sqlite3.Connection, script: str) -> None:
-    # Statement by statement: executescript() would COMMIT the migrating transaction.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
-
-
-@migration
-def m001_initial(db: sqlite3.Connection, scope: str) -> None:
-    """Sources, LLM calls, candidates and batch jobs."""
-    _script(db, """
-        CREATE TABLE sources (
-            path TEXT PRIMARY KEY,
-            size INTEGER NOT NULL,
-            mtime REAL NOT NULL,
-            content_hash TEXT NOT NULL,
-            format TEXT,
-            status TEXT NOT NULL,            -- ok | failed | skipped
-            error TEXT,
-            sessions INTEGER DEFAULT 0,
-            findings INTEGER DEFAULT 0,
-            wasted_steps INTEGER DEFAULT 0,
-            processed_at REAL NOT NULL
-        );
-        CREATE TABLE llm_calls (
-            id INTEGER PRIMARY KEY,
-            cache_key TEXT NOT NULL,
-            model TEXT NOT NULL,
-            purpose TEXT NOT NULL,           -- judge | draft | dedupe
-            session_id TEXT,
-            tokens_in INTEGER DEFAULT 0,
-            tokens_out INTEGER DEFAULT 0,
-            cost_usd REAL DEFAULT 0,
-            latency_ms INTEGER DEFAULT 0,
-            status TEXT NOT NULL,            -- ok | failed | cached
-            error TEXT,
-            response TEXT,
-            batch INTEGER DEFAULT 0,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX llm_calls_key ON llm_calls(cache_key, status);
-        CREATE TABLE candidates (
-            id INTEGER PRIMARY KEY,
-            signature TEXT NOT NULL,
-            exp_id TEXT,
-            domain TEXT,
-            title TEXT,
-            status TEXT NOT NULL,            -- new | duplicate | related | dropped | rejected
-            related_to TEXT,
-            reason TEXT,
-            sessions TEXT,                   -- JSON list of session ids
-            wasted_steps INTEGER DEFAULT 0,
-            reinforcements INTEGER DEFAULT 0,
-            first_seen REAL NOT NULL,
-            last_seen REAL NOT NULL
-        );
-        CREATE INDEX candidates_sig ON candidates(signature);
-        CREATE TABLE batch_jobs (
-            name TEXT PRIMARY KEY,
-            model TEXT NOT NULL,
-            state TEXT NOT NULL,
-            request_keys TEXT NOT NULL,      -- JSON list of cache keys, in request order
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-    """)
-
-
-@migration
-def m002_write_intents_and_reinforcements(db: sqlite3.Connection, scope: str) -> None:
-    """Resumable writes (intent before the EXP file) and per-session reinforcements."""
-    _script(db, """
-        CREATE TABLE write_intents (
-            key TEXT PRIMARY KEY,            -- value_hash(signature, session): one draft, one file
-            signature TEXT NOT NULL,
-            session_id TEXT,
-            payload TEXT NOT NULL,           -- JSON: the draft and its dedupe decision
-            state TEXT NOT NULL,             -- pending | done
-            exp_id TEXT,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE reinforcements (
-            exp_id TEXT NOT NULL,
-            session_id TEXT NOT NULL,
-            signature TEXT,
-            wasted_steps INTEGER DEFAULT 0,
-            seen_at REAL NOT NULL,
-            PRIMARY KEY (exp_id, session_id)
-        );
-        CREATE TABLE analyzed_sessions (
-            session_id TEXT PRIMARY KEY,
-            fingerprint TEXT NOT NULL,       -- value_hash of its findings (signature, wasted)
-            analyzed_at REAL NOT NULL
-        );
-    """)
-
-
-@migration
-def m003_per_store_state(db: sqlite3.Connection, scope: str) -> None:
-    """Processed-session state per store, so two stores sharing a ledger stay independent.
-
-    Before it one ledger served whatever store used it; the store upgrading it keeps that
-    history, so its next run does not redo (and re-pay) old sessions.
-    """
-    _script(db, """
-        CREATE TABLE sources_v3 (
-            store TEXT NOT NULL DEFAULT '',  -- resolved store path
-            path TEXT NOT NULL,
-            size INTEGER NOT NULL,
-            mtime REAL NOT NULL,
-            content_hash TEXT NOT NULL,
-            format TEXT,
-            status TEXT NOT NULL,
-            error TEXT,
-            sessions INTEGER DEFAULT 0,
-            findings INTEGER DEFAULT 0,
-            wasted_steps INTEGER DEFAULT 0,
-            processed_at REAL NOT NULL,
-            PRIMARY KEY (store, path)
-        );
-        INSERT INTO sources_v3 SELECT '', path, size, mtime, content_hash, format, status, error,
-            sessions, findings, wasted_steps, processed_at FROM sources;
-        DROP TABLE sources;
-        ALTER TABLE sources_v3 RENAME TO sources;
-        CREATE TABLE analyzed_v3 (
-            store TEXT NOT NULL DEFAULT '',
-            session_id TEXT NOT NULL,
-            fingerprint TEXT NOT NULL,
-            analyzed_at REAL NOT NULL,
-            PRIMARY KEY (store, session_id)
-        );
-        INSERT INTO analyzed_v3 SELECT '', session_id, fingerprint, analyzed_at
-            FROM analyzed_sessions;
-        DROP TABLE analyzed_sessions;
-        ALTER TABLE analyzed_v3 RENAME TO analyzed_sessions;
-    """)
-    if scope:
-        for table in ("sources", "analyzed_sessions"):
-            db.execute(f"UPDATE {table} SET store = ? WHERE store = ''", (scope,))
-
-
-@migration
-def m004_session_history(db: sqlite3.Connection, scope: str) -> None:
-    """History of every analysed session and its trap signatures, for ``orf trends``.
-
-    Sources read before it are marked changed (mtime -1, no hash) so the next run re-reads
-    them and backfills their history; their findings are unchanged, so nothing goes to a model
-    again.
-    """
-    _script(db, """
-        CREATE TABLE session_history (
-            store TEXT NOT NULL DEFAULT '',
-            session_id TEXT NOT NULL,
-            path TEXT,
-            format TEXT,
-            agent TEXT,
-            model TEXT,
-            started_at REAL,                 -- epoch seconds, from the log's own timestamps
-            steps INTEGER DEFAULT 0,
-            programs TEXT DEFAULT '',        -- space-separated programs the session ran
-            recorded_at REAL NOT NULL,
-            PRIMARY KEY (store, session_id)
-        );
-        CREATE INDEX session_history_started ON session_history(store, started_at);
-        CREATE TABLE finding_history (
-            store TEXT NOT NULL DEFAULT '',
-            session_id TEXT NOT NULL,
-            ordinal INTEGER NOT NULL,
-            signature TEXT NOT NULL,
-            kind TEXT NOT NULL,
-            wasted_steps INTEGER DEFAULT 0,
-            wasted_tokens INTEGER DEFAULT 0,
-            wasted_seconds REAL DEFAULT 0,
-            PRIMARY KEY (store, session_id, ordinal)
-        );
-        UPDATE sources SET mtime = -1, content_hash = '' WHERE status = 'ok';
-    """)
-
-
-@migration
-def m005_draft_retries(db: sqlite3.Connection, scope: str) -> None:
-    """Runs in which a source's sessions went undrafted, by content and model.
-
-    Past a bound the source is recorded and not sent again (``orf mine``'s ``retried``).
-    """
-    _script(db, """
-        CREATE TABLE draft_retries (
-            store TEXT NOT NULL DEFAULT '',
-            path TEXT NOT NULL,
-            content_hash TEXT NOT NULL,
-            model TEXT NOT NULL,
-            attempts INTEGER NOT NULL,
-            reason TEXT,
-            PRIMARY KEY (store, path, content_hash, model)
-        );
-    """)
-
-
-@migration
-def m006_finding_summary(db: sqlite3.Connection, scope: str) -> None:
-    """Each finding's one-line summary, so trends can name a trap (not only its hash)."""
-    _script(db, "ALTER TABLE finding_history ADD COLUMN summary TEXT NOT NULL DEFAULT '';")
+__all__ = ["MIGRATIONS", "Ledger", "Migration", "SourceRecord", "WriteIntent", "migration"]
 
 
 def _cannot_write(exc: sqlite3.DatabaseError) -> bool:
@@ -273,7 +61,7 @@ class WriteIntent:
     payload: dict[str, Any]
 
 
-class Ledger:
+class Ledger(HistoryQueries):
     """A connection to the ledger database (one per process/thread).
 
     ``store`` scopes the processed-source and analyzed-session state: two stores sharing one
@@ -294,7 +82,7 @@ class Ledger:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self._migrate()
         except OSError as exc:
-            from .errors import os_error_line
+            from ..errors import os_error_line
 
             raise LedgerError(f"cannot open the ledger: {os_error_line(exc)}") from exc
         except sqlite3.DatabaseError as exc:
@@ -332,6 +120,7 @@ class Ledger:
                                 " applied_at REAL NOT NULL)")
                 self.db.executemany("INSERT INTO _migrations VALUES (?, ?)",
                                     [(m.__name__, 0.0) for m in MIGRATIONS[:version]])
+        # MIGRATIONS as bound in this package, so a test can swap the list it runs.
         for step in MIGRATIONS:
             if step.__name__ in self.applied_migrations():
                 continue
@@ -590,6 +379,18 @@ class Ledger:
             (status, reason, time.time(), exp_id),
         )
 
+    def candidate_signatures(self) -> dict[str, set[str]]:
+        """Signatures the candidates table ties to each playbook id (its own and duplicates)."""
+        out: dict[str, set[str]] = {}
+        for row in self.db.execute(
+            "SELECT signature, exp_id, related_to, status FROM candidates"
+            " WHERE status IN ('new', 'related', 'duplicate')"
+        ):
+            target = row["exp_id"] if row["status"] != "duplicate" else row["related_to"]
+            if target:
+                out.setdefault(target, set()).add(row["signature"])
+        return out
+
     # ---- reinforcements ----
 
     def add_reinforcement(self, exp_id: str, session_id: str, signature: str,
@@ -660,113 +461,3 @@ class Ledger:
             " state = excluded.state, updated_at = excluded.updated_at",
             (name, model, state, orjson.dumps(request_keys).decode(), now, now),
         )
-
-    # ---- session history (orf trends) ----
-
-    def record_history(self, sessions: list[dict[str, Any]]) -> None:
-        """Replace the history of each session (keys as ``session_history`` plus ``findings``).
-
-        Each finding is a dict with ``signature``, ``kind``, ``wasted_steps``,
-        ``wasted_tokens``, ``wasted_seconds`` and ``summary``. A re-read session replaces its
-        old rows.
-        """
-        if not sessions:
-            return
-        now = time.time()
-        with self.transaction():
-            for s in sessions:
-                key = (self.scope, s["session_id"])
-                self.db.execute("DELETE FROM finding_history WHERE store = ? AND session_id = ?",
-                                key)
-                self.db.execute(
-                    "INSERT OR REPLACE INTO session_history (store, session_id, path, format,"
-                    " agent, model, started_at, steps, programs, recorded_at)"
-                    " VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (*key, s.get("path"), s.get("format"), s.get("agent"), s.get("model"),
-                     s.get("started_at"), s.get("steps", 0), s.get("programs", ""), now))
-                self.db.executemany(
-                    "INSERT INTO finding_history (store, session_id, ordinal, signature, kind,"
-                    " wasted_steps, wasted_tokens, wasted_seconds, summary)"
-                    " VALUES (?,?,?,?,?,?,?,?,?)",
-                    [(*key, i, f["signature"], f["kind"], f.get("wasted_steps", 0),
-                      f.get("wasted_tokens", 0), f.get("wasted_seconds", 0.0),
-                      f.get("summary", "")) for i, f in enumerate(s.get("findings", ()))])
-
-    def history_sessions(self, since: float | None = None,
-                         until: float | None = None) -> list[tuple[Any, ...]]:
-        """``(session_id, agent, model, started_at, programs)`` of this store, oldest first.
-
-        Sessions without a start time are left out (they cannot be placed before or after).
-        """
-        return self.db.execute(
-            "SELECT session_id, agent, model, started_at, programs FROM session_history"
-            " WHERE store = ? AND started_at IS NOT NULL AND started_at >= ?"
-            " AND started_at <= ? ORDER BY started_at",
-            (self.scope, -1e18 if since is None else since, 1e18 if until is None else until),
-        ).fetchall()
-
-    def history_examples(self) -> dict[str, tuple[str, str]]:
-        """``signature -> (summary, session_id)``: one named example of each trap.
-
-        The example is the trap's costliest finding that has a summary.
-        """
-        out: dict[str, tuple[str, str]] = {}
-        for sig, summary, sid in self.db.execute(
-                "SELECT signature, summary, session_id FROM finding_history WHERE store = ?"
-                " AND summary != '' ORDER BY wasted_tokens DESC, wasted_steps DESC, session_id",
-                (self.scope,)):
-            out.setdefault(sig, (summary, sid))
-        return out
-
-    def history_findings(self) -> list[tuple[Any, ...]]:
-        """``(session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds)`` rows."""
-        return self.db.execute(
-            "SELECT session_id, signature, kind, wasted_steps, wasted_tokens, wasted_seconds"
-            " FROM finding_history WHERE store = ?", (self.scope,)).fetchall()
-
-    def _window(self, since: float | None, until: float | None) -> tuple[Any, ...]:
-        return (self.scope, -1e18 if since is None else since, 1e18 if until is None else until)
-
-    def history_population(self, since: float | None = None,
-                           until: float | None = None) -> list[tuple[Any, ...]]:
-        """``(agent, model, programs, started_at)`` of every dated session, oldest first."""
-        return self.db.execute(
-            "SELECT agent, model, programs, started_at FROM session_history WHERE store = ?"
-            " AND started_at BETWEEN ? AND ? ORDER BY started_at",
-            self._window(since, until)).fetchall()
-
-    def history_hits(self, since: float | None = None,
-                     until: float | None = None) -> list[tuple[Any, ...]]:
-        """Every finding of a dated session in the window, with its session's facts.
-
-        Rows are ``(session_id, agent, model, started_at, signature, kind, wasted_steps,
-        wasted_tokens)``.
-        """
-        return self.db.execute(
-            "SELECT f.session_id, s.agent, s.model, s.started_at, f.signature, f.kind,"
-            " f.wasted_steps, f.wasted_tokens FROM finding_history f JOIN session_history s"
-            " ON s.store = f.store AND s.session_id = f.session_id WHERE f.store = ?"
-            " AND s.started_at BETWEEN ? AND ?", self._window(since, until)).fetchall()
-
-    def signature_evidence(self, signatures: list[str]) -> tuple[int, int, int]:
-        """Sessions of this store that hit any of ``signatures``, and their wasted steps/tokens."""
-        if not signatures:
-            return 0, 0, 0
-        marks = ",".join("?" * len(signatures))
-        row = self.db.execute(
-            "SELECT COUNT(DISTINCT session_id), COALESCE(SUM(wasted_steps), 0),"
-            f" COALESCE(SUM(wasted_tokens), 0) FROM finding_history WHERE store = ?"
-            f" AND signature IN ({marks})", (self.scope, *signatures)).fetchone()
-        return int(row[0]), int(row[1]), int(row[2])
-
-    def candidate_signatures(self) -> dict[str, set[str]]:
-        """Signatures the candidates table ties to each playbook id (its own and duplicates)."""
-        out: dict[str, set[str]] = {}
-        for row in self.db.execute(
-            "SELECT signature, exp_id, related_to, status FROM candidates"
-            " WHERE status IN ('new', 'related', 'duplicate')"
-        ):
-            target = row["exp_id"] if row["status"] != "duplicate" else row["related_to"]
-            if target:
-                out.setdefault(target, set()).add(row["signature"])
-        return out
