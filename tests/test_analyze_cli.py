@@ -89,8 +89,8 @@ def test_forced_format_mismatch_is_one_line_per_file(tmp_path: Path) -> None:
     assert result.exit_code == 1  # nothing could be read: nothing done
     assert result.stderr.splitlines() == [
         f"failed: {atif}: not a codex log: {records} of its records could not be read as "
-        "codex (first: line 1: invalid JSON: unexpected end of data: line 1 column 2 "
-        "(char 1)); drop --format to detect the format",
+        "codex (first: line 1: invalid JSON: unexpected end of data at column 2); "
+        "drop --format to detect the format",
         f"Error: no agent session logs found in {FIXTURES / 'atif'}",
     ]
 

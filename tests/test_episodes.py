@@ -174,3 +174,47 @@ def test_an_unusable_reply_sends_its_own_chunk_back(tmp_path: Path) -> None:
     heads = [next(ln for ln in c.text.splitlines() if ln.startswith("### Episode"))
              for c in session.digest.chunks]
     assert heads[1] in again.prompt and heads[0] not in again.prompt
+
+
+def test_a_failed_patch_shows_its_expected_lines_as_the_tool_printed_them(
+        tmp_path: Path) -> None:
+    # The list mark is part of the text apply_patch could not find: without it a reader
+    # blamed a missing "- " for the failure (round three, blind readers: misleading).
+    failure = ("apply_patch verification failed: Failed to find expected lines in spec.md:\n"
+               "- **FR-005**: The default setup MUST operate offline unless an explicit opt-in\n"
+               "  step is documented.")
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        ("apply_patch", {"input": "*** Begin Patch\n*** Update File: spec.md\n@@\n"
+                                  "+- **FR-006**: no auth\n*** End Patch"}, failure, True),
+        bash("python3 fix.py", "ok"),
+    ]))
+    text = build_digest(s).chunks[0].text
+    assert ("    - **FR-005**: The default setup MUST operate offline unless an explicit opt-in\n"
+            "      step is documented.") in text
+
+
+def test_a_passing_command_shows_what_it_printed_not_the_harness_header(
+        tmp_path: Path) -> None:
+    header = "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n"
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("pytest -x", "E   ImportError: cannot import name 'x'", error=True),
+        bash("sed -n '80,90p' spec.md", header + "- **FR-001**: a documented layout"),
+        bash("pytest -x", "1 passed"),
+    ]))
+    text = build_digest(s).chunks[0].text
+    assert "#2 [bash] sed -n '80,90p' spec.md => ok\n    - **FR-001**: a documented layout" in text
+    assert "Wall time" not in text
+
+
+def test_what_passing_steps_printed_gives_way_before_an_episode_does(tmp_path: Path) -> None:
+    calls = [bash("make test", "E   AssertionError: 1 != 2", error=True)]
+    calls += [bash(f"cat notes_{i}.txt", f"note {i}: " + "x" * 110) for i in range(6)]
+    calls += [bash("make test", "1 passed")]
+    s = session_of(claude_log(tmp_path / "s.jsonl", calls))
+    roomy = build_digest(s, 4000).chunks[0].text
+    assert "note 3: xxx" in roomy
+    # The smallest budget that shows the episode whole shows no passing step's output.
+    budget = next(b for b in range(100, 4000, 10) if not build_digest(s, b).dropped)
+    (chunk,) = build_digest(s, budget).chunks
+    assert "#1 [bash] make test => exit 1" in chunk.text and "note 3" not in chunk.text
+    assert build_digest(s, budget - 10).dropped == 1

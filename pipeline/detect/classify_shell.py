@@ -22,6 +22,7 @@ from .programs import (
     TEST_SUBCOMMAND,
     git_command,
     program,
+    program_of,
 )
 
 # Built from the tables of ``programs``; the search runs over the whole command line, so a
@@ -92,7 +93,7 @@ def classify_shell(command: str, info: Info) -> None:
         writes.extend(r for r in s.redirects if r)
         head = s.argv[0]
         tail = s.argv[1:]
-        row = program(head)
+        row = program_of(s.argv)
         writes.extend(shell.norm_path(f, cwd) for f in row.writes_files)
         if row.writes_args:
             targets = [shell.norm_path(a, cwd) for a in tail if not a.startswith("-")]
@@ -122,7 +123,7 @@ def classify_shell(command: str, info: Info) -> None:
     # A here-document is data written somewhere (a README that says `pip install`), not a
     # command that runs.
     low = (command.replace(parsed.heredoc, " ") if parsed.heredoc else command).lower()
-    row = program(prog)
+    row = program_of([prog, *argv[1:]])
     if INSTALL.search(low):
         info.cls = "install"
         info.unknown_mutation = True

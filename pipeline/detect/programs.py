@@ -35,6 +35,7 @@ below, in the same spirit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import islice
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,8 +123,13 @@ PROGRAMS: dict[str, Program] = {
     "export": Program(setup=True), "source": Program(setup=True), "true": Program(setup=True),
     "git": Program(setup=True),
     "pytest": Program(getopt=True, cosmetic=_PYTEST_COSMETIC),
+    # a program with its subcommand, when only that subcommand has a row (flags left out)
+    "poetry lock": Program("write", writes_files=("poetry.lock",)),
+    "kubectl rollout status": Program("poll"),
 }
-"""One row per program, by the name it is run as (``/usr/bin/grep`` is ``grep``)."""
+"""One row per program, by the name it is run as (``/usr/bin/grep`` is ``grep``), or by the
+program and its subcommand (``kubectl rollout status``) when only that subcommand has a row:
+``program_of`` finds the longest such key a command line starts with."""
 
 UNKNOWN = Program()
 """The row of a program the table does not know: it asks nothing the rules can name."""
@@ -132,6 +138,27 @@ UNKNOWN = Program()
 def program(name: str) -> Program:
     """The row of ``name`` (``UNKNOWN`` when the table has none)."""
     return PROGRAMS.get(name, UNKNOWN)
+
+
+SUBCOMMAND_WORDS = 3
+"""Words after the program a key may name (``kubectl rollout status`` uses two)."""
+
+
+def program_of(argv: list[str]) -> Program:
+    """The row of a command line: its program with the longest subcommand that has a row.
+
+    ``poetry lock --no-update`` and ``poetry --no-interaction lock`` are ``poetry lock``; with
+    no such row, the program's own. Flags are skipped, so a flag's separate value (``kubectl
+    -n prod rollout status``) hides the subcommand: the row is then the program's.
+    """
+    if not argv:
+        return UNKNOWN
+    words = [argv[0], *islice((a for a in argv[1:] if not a.startswith("-")), SUBCOMMAND_WORDS)]
+    for n in range(len(words), 1, -1):
+        row = PROGRAMS.get(" ".join(words[:n]))
+        if row is not None:
+            return row
+    return program(argv[0])
 
 
 def named(role: str) -> frozenset[str]:

@@ -69,6 +69,7 @@ def check_head(path: Path, head: bytes) -> None:
 _READ_BUFFER = 1 << 18
 
 _HUGE_NUMBER = re.compile(rb"\d[eE][+]?\d{3,}")
+_RECORD_POSITION = re.compile(r": line 1 column (\d+) \(char \d+\)$")
 
 
 def _loads(data: bytes) -> Any:
@@ -91,7 +92,10 @@ def _loads(data: bytes) -> Any:
             data.decode("utf-8")
         except UnicodeDecodeError as uexc:
             raise ValueError(f"invalid UTF-8 at byte {uexc.start}") from None
-        raise ValueError(f"invalid JSON: {msg}") from None
+        # A record is one line: orjson's "line 1 column 54" next to the file's line number
+        # reads as another line; the column within the record is what helps.
+        where = _RECORD_POSITION.sub(r" at column \1", msg)
+        raise ValueError(f"invalid JSON: {where}") from None
 
 
 def _documents(data: bytes) -> list[Any] | None:

@@ -15,6 +15,7 @@ import difflib
 from dataclasses import dataclass
 
 from ..detect.info import Info
+from ..detect.outputs import body_of
 from ..model import Step
 from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact
@@ -53,6 +54,9 @@ _LEVELS = (
     _Level(fail_lines=10, fail_chars=900, ok_lines=2, ok_chars=200, words=200, edit=300,
            task=1200),
     _Level(fail_lines=6, fail_chars=600, ok_lines=1, ok_chars=120, words=140, edit=160,
+           task=800),
+    # The floor: what a passing step printed gives way before a whole episode does.
+    _Level(fail_lines=6, fail_chars=600, ok_lines=0, ok_chars=0, words=140, edit=160,
            task=800),
 )
 
@@ -106,7 +110,7 @@ def _one(text: str, chars: int) -> str:
 
 def error_lines(output: str, lines: int, chars: int) -> list[str]:
     """The real error lines of an output: head, the line the error is on, tail; bounded."""
-    body = [ln for ln in error_body(output) if ln.strip()] or \
+    body = [ln for ln in error_body(output, keep_marks=True) if ln.strip()] or \
         [ln for ln in output.splitlines() if ln.strip()]
     if len(body) > lines:
         key = error_line("\n".join(body)) or ""
@@ -124,7 +128,7 @@ def error_lines(output: str, lines: int, chars: int) -> list[str]:
         body = picked
     out, used = [], 0
     for ln in body:
-        ln = _clip(ln, 300)
+        ln = _indent(ln) + _clip(ln, 300)  # indentation kept: a continuation line is evidence
         if used + len(ln) > chars:
             out.append("…")
             break
@@ -260,7 +264,8 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
         lines.extend("    " + ln for ln in error_lines(output, level.fail_lines,
                                                        level.fail_chars))
     elif output.strip():
-        shown = [ln for ln in output.splitlines() if ln.strip()][: level.ok_lines]
+        # What the command printed, not the harness's exec header (Codex's "Exit code: 0").
+        shown = [ln for ln in body_of(output).splitlines() if ln.strip()][: level.ok_lines]
         # Leading whitespace kept (tabs spelled out): an indentation mismatch is a lesson.
         lines.extend("    " + _indent(ln) + _clip(ln.lstrip(" \t"), level.ok_chars)
                      for ln in shown)

@@ -27,20 +27,26 @@ _PY_ERROR = re.compile(r"[\w.]*(?:Error|Exception)\b:?")
 _REFUSAL_WORDS = re.compile(r"the user said:\s*(.+)", re.IGNORECASE | re.DOTALL)
 
 
-def error_body(output: str) -> list[str]:
-    """The lines of an observation that are not harness boilerplate, in order."""
+def error_body(output: str, keep_marks: bool = False) -> list[str]:
+    """The lines of an observation that are not harness boilerplate, in order.
+
+    ``keep_marks``: a line keeps its list mark and indentation (``- **FR-005**: ...`` as the
+    tool printed it), as a reader of the digest must see them; a quoted symptom drops them.
+    """
     output = _ANSI.sub("", output)
     cut = CUT_AT.search(output)
     text = WRAPPERS.sub("\n", output[: cut.start()] if cut else output)
     lines: list[str] = []
     for raw in text.splitlines():
-        line = LINE_PREFIX.sub("", _BULLET.sub("", raw.strip()))
+        unmarked = _BULLET.sub("", raw.strip())
+        line = LINE_PREFIX.sub("", unmarked)
         if line.startswith("[") and line.endswith("]"):
             line = line[1:-1].strip()  # OpenHands brackets its notices: ``[No exact match …]``
         # An instruction planted in a tool's output is no part of its error: a quote keeps
         # the lines that carry the error and never the injected ones.
         if line and not BOILERPLATE_RE.fullmatch(line) and unsafe_reason(line) is None:
-            lines.append(raw.rstrip() if raw.strip() == line else line)
+            as_printed = raw.strip() == line or (keep_marks and unmarked == line)
+            lines.append(raw.rstrip() if as_printed else line)
     return lines
 
 
