@@ -13,7 +13,8 @@ from pipeline.lessons.verify import Evidence, Proposal
 from pipeline.model import Draft
 
 Call = tuple[str, dict[str, Any], str, bool]
-"""(tool name, its input, the tool's output, is_error); ("user", {}, text, False) a turn."""
+"""(tool name, its input, the tool's output, is_error); ("user", {}, text, False) a turn,
+("compaction", {}, "", False) the context compacted (Claude Code's ``compact_boundary``)."""
 
 
 def bash(command: str, output: str, error: bool = False) -> Call:
@@ -40,6 +41,9 @@ def claude_log(path: Path, calls: list[Call], sid: str = "5e55ion0-0000-4000-800
     for i, (tool, args, out, err) in enumerate(calls):
         if tool == "user":
             rec(type="user", message={"role": "user", "content": out})
+            continue
+        if tool == "compaction":
+            rec(type="system", subtype="compact_boundary", content="Conversation compacted")
             continue
         tid = f"toolu_{i:04d}abcdefgh"
         rec(type="assistant", message={

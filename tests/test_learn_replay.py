@@ -53,9 +53,9 @@ CASES = {
                  "verifier cause_not_contradicted": 2}, rejected=5),
     "learn_replies_round3.json": dict(
         extra=2, learn_calls=53, send_backs=10, other_calls=1,
-        drafts={"new": 24, "related": 1, "duplicate": 3, "dropped": 4},
+        drafts={"new": 24, "related": 1, "duplicate": 2, "dropped": 5},
         dropped={"verifier fix_on_target": 2, "verifier error_quoted": 1,
-                 "verifier path_ran": 1}, rejected=4),
+                 "verifier path_ran": 1, "verifier cause_not_contradicted": 1}, rejected=5),
     "learn_replies_fresh.json": dict(
         extra=0, learn_calls=41, send_backs=11, other_calls=0,
         drafts={"new": 21, "dropped": 10},

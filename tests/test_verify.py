@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _episode_helpers import bash, claude_log, proposal, session_of
+from _episode_helpers import Call, bash, claude_log, proposal, session_of
 
 from pipeline.lessons.episodes import SessionEpisodes
 from pipeline.lessons.verify import verify
@@ -234,5 +234,34 @@ def test_a_stale_patch_claim_the_log_contradicts_is_rejected(
          "files:\nM test/trace.test.ts", False),
     ]))
     p = proposal((1,), (2, 3), "apply_patch verification failed: Failed to find expected lines",
+                 insight=insight)
+    assert [r for r in _rules(p, s) if r == "cause_not_contradicted"] == rules
+
+
+NOT_READ = ("<tool_use_error>File has not been read yet. Read it first before writing to "
+            "it.</tool_use_error>")
+README = "/home/dev/shop/README.md"
+_READ = ("Read", {"file_path": README}, "     1\t# Shop\n     2\tA shop.", False)
+_EDIT = ("Edit", {"file_path": README, "old_string": "A shop.", "new_string": "A small shop."})
+_COMPACTED = ("compaction", {}, "", False)
+
+
+@pytest.mark.parametrize(("before", "insight", "rules"), [
+    # #1 read the file, the edit at #2 was refused anyway: "never read" names the wrong cause.
+    ([_READ], "The edit was refused because the file had not been read first.",
+     ["cause_not_contradicted"]),
+    # The context was compacted between: the harness forgot the read, the claim holds.
+    ([_READ, _COMPACTED], "The file had not been read since the compaction.", []),
+    # No read before the refusal at all: the claim holds.
+    ([], "The edit was refused because the file had not been read first.", []),
+    # The same log, a draft that does not say the file was unread: nothing to contradict.
+    ([_READ], "Edit refused; reading the file again and resending the edit worked.", []),
+])
+def test_a_file_called_unread_that_the_log_shows_read_is_rejected(
+        tmp_path: Path, before: list[Call], insight: str, rules: list[str]) -> None:
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        *before, (*_EDIT, NOT_READ, True), _READ, (*_EDIT, "The file has been updated.", False)]))
+    refused = next(i for i, st in enumerate(s.traj.steps) if "not been read" in st.output)
+    p = proposal((refused,), (refused + 1, refused + 2), "File has not been read yet",
                  insight=insight)
     assert [r for r in _rules(p, s) if r == "cause_not_contradicted"] == rules

@@ -22,8 +22,9 @@ The rules (``RULES``, in order; the first that objects is enough for a rule's st
   names; a different command that merely succeeded is not a fix;
 - the trap's error does not come back on the same target after the fix;
 - no fix edit is undone later;
-- a cause the log contradicts is refused: a patch called stale whose expected line a read
-  after the failure shows in the file (``cause_not_contradicted``);
+- a cause the log contradicts is refused (``contradictions.CONTRADICTIONS``): a patch called
+  stale whose expected line a read after the failure shows in the file, a file called unread
+  that a step read before the refusal with no compaction between (``cause_not_contradicted``);
 - no secret, no instruction aimed at future agents, no home path.
 """
 
