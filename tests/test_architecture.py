@@ -238,18 +238,15 @@ def test_typing_counts_the_type_checking_imports() -> None:
 
 
 MAX_LINES = 500
-OVER_MAX = {
-    # Modules already past MAX_LINES when the limit was set (issue 28 splits them); each may
-    # shrink, none may grow, and no other module may join them.
-}
+"""Lines a module of the package may have (issue 28 split the six that had more)."""
 
 
-def test_no_module_grows_past_the_line_limit() -> None:
+def test_no_module_is_past_the_line_limit() -> None:
+    # A module past MAX_LINES holds more than one concern: split it by concern, not by size.
     sizes = {str(path.relative_to(PACKAGE.parent)): len(path.read_text().splitlines())
              for _name, path, _tree in _modules()}
-    over = {name: n for name, n in sizes.items() if n > MAX_LINES}
-    assert set(over) <= set(OVER_MAX), sorted(set(over) - set(OVER_MAX))
-    assert {name: n for name, n in over.items() if n > OVER_MAX[name]} == {}
+    assert len(sizes) > 100  # the rule sees the package
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
 
 
 def _families() -> list[tuple[str, ast.Module]]:
