@@ -195,3 +195,28 @@ def parse_log(path: Any) -> Trajectory:
     found = [t for src in discover([path], issues=[]) for t in parse_source(src, ParseContext())]
     assert len(found) == 1, found
     return found[0]
+
+
+def claude_session(folder: Any, calls: list[Call]) -> Trajectory:
+    """A Claude Code session of ``calls`` written under ``folder`` and read by the adapter."""
+    import pathlib
+
+    project = pathlib.Path(folder) / ".claude" / "projects" / "-home-dev-shop"
+    project.mkdir(parents=True)
+    path = project / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in claude_lines(calls)),
+                    encoding="utf-8")
+    return parse_log(path)
+
+
+def bash_call(command: str, out: str = "ok") -> Call:
+    """A Bash call of Claude Code that succeeded."""
+    return ("Bash", {"command": command, "description": "check"}, out, False)
+
+
+def wasted_calls(t: Trajectory) -> list[int]:
+    """Positions among the tool calls of the steps ``detect_all`` calls wasted."""
+    from pipeline.detect import detect_all
+
+    pos = {s.source_id: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
+    return sorted(pos[s] for f in detect_all(t) for s in f.wasted_source_ids)

@@ -9,47 +9,29 @@ keep the rows they had (none). Modelled on ``tests/test_programs_table.py``.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from _detect_helpers import Call, claude_lines, parse_log
+from _detect_helpers import Call, bash_call, claude_session, wasted_calls
 
-from pipeline.detect import detect_all
 from pipeline.detect.actions import analyze
 from pipeline.detect.programs import PROGRAMS, Program, program, program_of
-from pipeline.model import Trajectory
 
 LOCK = '[[package]]\nname = "requests"\nversion = "2.31.0"\n'
 
 
-def _session(tmp_path: Path, name: str, calls: list[Call]) -> Trajectory:
-    folder = tmp_path / name / ".claude" / "projects" / "-home-dev-shop"
-    folder.mkdir(parents=True)
-    path = folder / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
-    path.write_text("".join(json.dumps(x) + "\n" for x in claude_lines(calls)),
-                    encoding="utf-8")
-    return parse_log(path)
 
-
-def _bash(command: str, out: str = "ok") -> Call:
-    return ("Bash", {"command": command, "description": "check"}, out, False)
-
-
-def _wasted(t: Trajectory) -> list[int]:
-    pos = {s.source_id: k for k, s in enumerate(s for s in t.steps if s.kind == "tool")}
-    return sorted(pos[s] for f in detect_all(t) for s in f.wasted_source_ids)
 
 
 def _lock_session(lock: str) -> list[Call]:
-    return [_bash("cat poetry.lock", LOCK),
-            _bash(lock, "Resolving dependencies...\nWriting lock file"),
-            _bash("cat poetry.lock", LOCK)]
+    return [bash_call("cat poetry.lock", LOCK),
+            bash_call(lock, "Resolving dependencies...\nWriting lock file"),
+            bash_call("cat poetry.lock", LOCK)]
 
 
-ROLLOUT = [_bash("kubectl rollout status deployment/web",
+ROLLOUT = [bash_call("kubectl rollout status deployment/web",
                  'Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas'),
-           _bash("kubectl rollout status deployment/web",
+           bash_call("kubectl rollout status deployment/web",
                  'Waiting for deployment "web" rollout to finish: 1 of 3 updated replicas')]
 
 
@@ -62,47 +44,47 @@ def test_the_rows_are_found_by_program_and_subcommand() -> None:
     assert program_of(["kubectl", "apply", "-f", "web.yaml"]) == Program()
 
 
-def test_without_the_row_the_reread_after_poetry_lock_is_wasted(
+def test_without_the_row_the_reread_after_poetry_lock_iswasted_calls(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delitem(PROGRAMS, "poetry lock")
-    assert _wasted(_session(tmp_path, "untaught", _lock_session("poetry lock"))) == [2]
+    assert wasted_calls(claude_session(tmp_path / "untaught", _lock_session("poetry lock"))) == [2]
 
 
 @pytest.mark.parametrize("lock", ["poetry lock", "poetry lock --no-update",
                                   "poetry --no-interaction lock"])
 def test_poetry_lock_rewrites_its_lock_file(tmp_path: Path, lock: str) -> None:
-    t = _session(tmp_path, "taught", _lock_session(lock))
+    t = claude_session(tmp_path / "taught", _lock_session(lock))
     infos = [i for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"]
     assert (infos[1].cls, infos[1].writes) == ("write", ("poetry.lock",))
     # The read after it sees a new version of the file: not a re-read.
     assert infos[2].state != infos[0].state
-    assert _wasted(t) == []
+    assert wasted_calls(t) == []
 
 
 def test_poetry_lock_writes_the_lock_file_where_it_runs(tmp_path: Path) -> None:
-    calls = [_bash("cat app/poetry.lock", LOCK),
-             _bash("cd app && poetry lock", "Writing lock file"),
-             _bash("cat app/poetry.lock", LOCK)]
-    assert _wasted(_session(tmp_path, "cd", calls)) == []
+    calls = [bash_call("cat app/poetry.lock", LOCK),
+             bash_call("cd app && poetry lock", "Writing lock file"),
+             bash_call("cat app/poetry.lock", LOCK)]
+    assert wasted_calls(claude_session(tmp_path / "cd", calls)) == []
 
 
 def test_other_poetry_commands_still_leave_the_lock_file_alone(tmp_path: Path) -> None:
-    calls = [_bash("cat poetry.lock", LOCK), _bash("poetry show", "requests 2.31.0"),
-             _bash("cat poetry.lock", LOCK)]
-    assert _wasted(_session(tmp_path, "show", calls)) == [2]
+    calls = [bash_call("cat poetry.lock", LOCK), bash_call("poetry show", "requests 2.31.0"),
+             bash_call("cat poetry.lock", LOCK)]
+    assert wasted_calls(claude_session(tmp_path / "show", calls)) == [2]
 
 
 def test_kubectl_rollout_status_asked_again_is_waiting(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    t = _session(tmp_path, "taught", ROLLOUT)
+    t = claude_session(tmp_path / "taught", ROLLOUT)
     assert [i.cls for s, i in zip(t.steps, analyze(t), strict=True) if s.kind == "tool"] == [
         "poll", "poll"]
-    assert _wasted(t) == []
+    assert wasted_calls(t) == []
     monkeypatch.delitem(PROGRAMS, "kubectl rollout status")
-    assert _wasted(_session(tmp_path, "untaught", ROLLOUT)) == [1]
+    assert wasted_calls(claude_session(tmp_path / "untaught", ROLLOUT)) == [1]
 
 
 def test_other_kubectl_commands_repeated_are_still_repeats(tmp_path: Path) -> None:
-    calls = [_bash("kubectl apply -f web.yaml", "deployment.apps/web configured"),
-             _bash("kubectl apply -f web.yaml", "deployment.apps/web configured")]
-    assert _wasted(_session(tmp_path, "apply", calls)) == [1]
+    calls = [bash_call("kubectl apply -f web.yaml", "deployment.apps/web configured"),
+             bash_call("kubectl apply -f web.yaml", "deployment.apps/web configured")]
+    assert wasted_calls(claude_session(tmp_path / "apply", calls)) == [1]
