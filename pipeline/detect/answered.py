@@ -14,7 +14,7 @@ state, with the kinds of change its answer depends on (``DEPENDS``):
   removed. Forced to run without the build output, it asked something new;
 - ``package``: whether a package is installed (``uv pip show x``, ``pip list | grep x``),
   which only installs and environment changes move (an install that printed that it changed
-  nothing moved nothing: ``actions.no_op_install``);
+  nothing moved nothing: ``effects.no_op_install``);
 - ``task``: what a sub-agent launched with the same instructions reports, which any change
   moves.
 

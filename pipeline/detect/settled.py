@@ -4,12 +4,12 @@ Three questions whose answer depends on less than "any file" (``actions`` state 
 every write, so the identical command after unrelated work is not an ``exact_repeat``):
 
 - ``refused``: a git command refused again with the same error, when the steps between only
-  moved the index or history (``git add``, ``commit``, ``push``: ``actions.keeps_tree``) or
+  moved the index or history (``git add``, ``commit``, ``push``: ``effects.keeps_tree``) or
   looked. The refusal names the working tree (local changes would be overwritten), which
   bookkeeping leaves as it was (Codex writing its own session log under ``.codex/`` keeps it
   dirty). An edit, a checkout or a stash between is an attempt at the cause: not settled;
 - ``install``: an install sent again that printed it changed nothing (``Audited``, ``up to
-  date``: ``actions.no_op_install``), with no write of a manifest or lock file and no
+  date``: ``effects.no_op_install``), with no write of a manifest or lock file and no
   environment change since the same install last ran;
 - ``repository``: whether the folder is a git repository (``git rev-parse --git-dir``,
   ``--show-toplevel``, ``--is-inside-work-tree``), asked after a git command already answered
