@@ -92,10 +92,7 @@ def _loads(data: bytes) -> Any:
             data.decode("utf-8")
         except UnicodeDecodeError as uexc:
             raise ValueError(f"invalid UTF-8 at byte {uexc.start}") from None
-        # A record is one line: orjson's "line 1 column 54" next to the file's line number
-        # reads as another line; the column within the record is what helps.
-        where = _RECORD_POSITION.sub(r" at column \1", msg)
-        raise ValueError(f"invalid JSON: {where}") from None
+        raise ValueError(f"invalid JSON: {msg}") from None
 
 
 def _documents(data: bytes) -> list[Any] | None:
@@ -174,7 +171,9 @@ def iter_jsonl(
                 try:
                     value = _loads(raw.strip())
                 except ValueError as exc:
-                    ctx.warn(path, lineno, str(exc))
+                    # A record is one line: orjson's "line 1 column 54" beside the file's line
+                    # number reads as another line; the column within the record is what helps.
+                    ctx.warn(path, lineno, _RECORD_POSITION.sub(r" at column \1", str(exc)))
                     continue
             yield lineno, value
         stats.size += size
