@@ -218,3 +218,33 @@ def test_what_passing_steps_printed_gives_way_before_an_episode_does(tmp_path: P
     (chunk,) = build_digest(s, budget).chunks
     assert "#1 [bash] make test => exit 1" in chunk.text and "note 3" not in chunk.text
     assert build_digest(s, budget - 10).dropped == 1
+
+
+PYPROJECT = ('[project]\nname = "api"\ndependencies = ["fastapi>=0.110"]\n\n'
+             '[project.optional-dependencies]\ndev = [\n  "pytest>=8.0.0",\n  "ruff>=0.6.0",\n]\n')
+
+
+def test_an_episode_shows_what_an_earlier_manifest_said_of_the_missing_program(
+        tmp_path: Path) -> None:
+    # `ruff` is only in the `dev` extra, which a plain `uv sync` does not install: the cause is
+    # in the manifest the agent printed before, which the episode itself does not show.
+    spawn = "error: Failed to spawn: `ruff`\n  Caused by: No such file or directory (os error 2)"
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("cat pyproject.toml", PYPROJECT),
+        bash("uv run ruff check .", spawn, error=True),
+        bash("uv sync", "Resolved 12 packages in 3ms\nAudited 11 packages in 0.1ms"),
+        bash("uv run --with ruff ruff check .", "All checks passed!"),
+    ]))
+    text = build_digest(s).chunks[0].text
+    assert ("#1 [bash] cat pyproject.toml => ok (before the episode; its lines naming `ruff`)\n"
+            "    [project.optional-dependencies]\n      \"ruff>=0.6.0\",\n"
+            "#2 [bash] uv run ruff check . => exit 1") in text
+
+
+def test_a_name_inside_another_package_s_extras_is_not_a_mention(tmp_path: Path) -> None:
+    s = session_of(claude_log(tmp_path / "s.jsonl", [
+        bash("cat pyproject.toml", 'dependencies = [\n  "mkdocstrings[python]>=0.24",\n]'),
+        bash("python -m mkdocs build", "bash: python: command not found", error=True),
+        bash("python3 -m mkdocs build", "INFO - Documentation built"),
+    ]))
+    assert "before the episode" not in build_digest(s).chunks[0].text

@@ -19,6 +19,7 @@ from ..detect.outputs import body_of
 from ..model import Step
 from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact
+from .context import LINE_CHARS, mentions
 from .delta import command_of, path_of
 from .episodes import Episode, SessionEpisodes, failed
 from .proof import NEW_KEYS, OLD_KEYS, edit_text
@@ -287,6 +288,13 @@ def _episode_text(ep: Episode, number: int, session: SessionEpisodes, level: _Le
     if hints:
         head += "\nHints (from rules; may be wrong): " + "; ".join(hints)
     body: list[str] = []
+    if (m := mentions(session, ep)) is not None:
+        # What the session had already shown about the missing name: often its cause.
+        step, info = steps[m.step], infos[m.step]
+        body.append(f"#{m.step} [{step.tool or 'tool'}] {_action(step, info, level)} => ok "
+                    f"(before the episode; its lines naming `{m.name}`)")
+        body.extend("    " + _indent(ln) + _clip(ln.lstrip(" \t"), LINE_CHARS)
+                    for ln in m.lines)
     for i in ep.steps:
         body.extend(render_step(steps[i], infos[i], level))
     return head + "\n" + _fence("\n".join(body))
