@@ -40,8 +40,11 @@ class Mention:
     """Lines of an earlier step's output that name the missing thing."""
 
     step: int
+    """``Step.index`` of the earlier read."""
     name: str
+    """What the error says is missing (``ruff``, ``yaml``)."""
     lines: tuple[str, ...]
+    """The lines naming it, each after the section header it sits under."""
 
 
 def missing_name(text: str) -> str | None:
