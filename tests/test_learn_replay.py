@@ -56,6 +56,11 @@ CASES = {
         drafts={"new": 24, "related": 1, "duplicate": 2, "dropped": 5},
         dropped={"verifier fix_on_target": 2, "verifier error_quoted": 1,
                  "verifier path_ran": 1, "verifier cause_not_contradicted": 1}, rejected=5),
+    "learn_replies_round4.json": dict(
+        extra=2, learn_calls=55, send_backs=12, other_calls=1,
+        drafts={"new": 26, "related": 1, "duplicate": 1, "dropped": 4},
+        dropped={"verifier fix_on_target": 1, "verifier error_gone": 2,
+                 "verifier error_quoted": 1}, rejected=4),
     "learn_replies_fresh.json": dict(
         extra=0, learn_calls=41, send_backs=11, other_calls=0,
         drafts={"new": 21, "dropped": 10},
