@@ -27,6 +27,8 @@ def lock_path(store: Path) -> Path:
     """
     resolved = store.resolve()
     return resolved.parent / ".orf" / f"{resolved.name}.lock"
+
+
 _LOCKS: dict[str, FileLock] = {}
 
 

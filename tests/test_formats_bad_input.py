@@ -109,7 +109,6 @@ def test_unreadable_file_is_reported(tmp_path: Path) -> None:
     assert issues[0].fatal and "cannot read" in issues[0].message
 
 
-
 def test_numbers_past_float_range_are_read_not_dropped(tmp_path: Path) -> None:
     from pipeline.formats.base import ParseContext
     from pipeline.formats.jsonio import iter_jsonl

@@ -418,6 +418,7 @@ RULES: list[tuple[str, Mutator, str]] = [
      "Bad_Folder/EXP-20261130-0009.md: folder 'Bad_Folder' is not a lowercase domain slug"),
 ]
 
+
 @pytest.mark.parametrize(("name", "mutate", "expected"), RULES, ids=[r[0] for r in RULES])
 def test_each_validation_rule_fails(name: str, mutate: Mutator, expected: str,
                                     demo_copy: Path) -> None:

@@ -20,9 +20,6 @@ from pipeline.detect.programs import PROGRAMS, Program, program, program_of
 LOCK = '[[package]]\nname = "requests"\nversion = "2.31.0"\n'
 
 
-
-
-
 def _lock_session(lock: str) -> list[Call]:
     return [bash_call("cat poetry.lock", LOCK),
             bash_call(lock, "Resolving dependencies...\nWriting lock file"),

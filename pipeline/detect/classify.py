@@ -50,6 +50,7 @@ def _to_end(step: Step, info: Info, body: str) -> bool:
     text = body[:-1] if body.endswith("\n") else body
     return text.count("\n") + 1 < hi - lo + 1
 
+
 # Looking at something that changes by itself or through other actions: the output file of a
 # background job (`tail -30 x.output`), a log being written, a browser page after clicks.
 _JOB_OUTPUT = re.compile(r"(\.output|\.log|nohup\.out)$")
@@ -67,6 +68,7 @@ def _polls(step: Step, info: Info) -> bool:
         if segs and any(_JOB_OUTPUT.search(a) for a in segs[-1].argv[1:]):
             return True
     return info.cls == "other" and _POLL_TOOLS.search(raw_name(step)) is not None
+
 
 _SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 

@@ -193,6 +193,7 @@ def classify_shell(command: str, info: Info) -> None:
         info.paths = info.writes  # the patch tool's own call, made through the shell
     _script_writes(command, parsed, info)
 
+
 # A script that writes files (a here-document or `-c` program fed to an interpreter, or a
 # script file written with such a body and run later): its run is an edit of what it names.
 _WRITES_FILES = re.compile(r"write_text\(|write_bytes\(|\.write\(|open\([^)\n]*['\"][wax]b?\+?['\"]"
@@ -249,6 +250,7 @@ def _piped_filter(parsed: shell.Parsed, main: shell.Segment, info: Info) -> None
             info.rng = _shell_range("sed", seg.argv)
         elif program(head).narrows:
             info.filtered = True
+
 
 _GIT_OPTS_WITH_VALUE = frozenset({"-C", "-c", "--git-dir", "--work-tree"})
 
@@ -309,6 +311,7 @@ def run_tail(info: Info) -> str:
             tail = " ".join([prog, words[1].rsplit("/", 1)[-1], *words[2:]])
     env = [p for p in parts[:-1] if _ENV_ASSIGN.match(p) and not shell.is_location_env(p)]
     return " && ".join([*env, tail])
+
 
 BUILD_DIRS = re.compile(r"(^|/)(build\w*|dist|target|out|_build|\.pytest_cache|__pycache__|"
                          r"\.cache|cmake-build[\w-]*|\.turbo|\.next|\.mypy_cache)(/|$)")

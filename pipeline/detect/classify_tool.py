@@ -189,6 +189,7 @@ def classify_tool(step: Step, info: Info) -> None:
     if cls == "search":
         info.canon = info.canon.lower()
 
+
 _ARG_TOOLS = frozenset({"bash", "shell", "run", "exec", "other", "", "exec_command"})
 
 """Tools that cannot act without arguments: a bare call of one is a trimmed log line."""

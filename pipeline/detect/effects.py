@@ -54,7 +54,6 @@ def no_op_install(step: Step, info: Info) -> bool:
     return bool(lines) and all(_PIP_SATISFIED.match(x) for x in lines)
 
 
-
 # What hook runners print (pre-commit, husky, lint-staged, formatters they run); matched per
 # line, past the commit's own `[branch sha] subject` line, whose message may say anything.
 _HOOKS = re.compile(r"^- hook id:|^- files were modified by this hook|husky\s*[->]|lint-staged|"

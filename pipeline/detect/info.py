@@ -132,6 +132,7 @@ def is_action(info: Info) -> bool:
     """True for steps that act on the world and can be repeated wastefully."""
     return info.cls not in ("none", "poll", "think", "finish", "task", "env")
 
+
 PLACE_LINES = 6
 
 """Lines a listing must show before equal listings at two paths are taken for one folder."""
@@ -189,6 +190,7 @@ def shape(info: Info) -> str:
         ext = path_ext(info.paths[0]) if info.paths else ""
         return f"{info.cls}:{info.program}:{ext}"
     return " ".join(out)
+
 
 # The files an apply_patch envelope changes.
 ENVELOPE = re.compile(r"\*\*\* (?:Update|Add|Delete) File: (\S+)")

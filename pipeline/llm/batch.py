@@ -48,6 +48,7 @@ class BatchHost(Protocol):
                        batch: bool = False) -> LLMReply:
         """Record a call without answer."""
 
+
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024
 """Inline batch requests must stay under 20 MB; larger runs upload a JSONL file."""
 

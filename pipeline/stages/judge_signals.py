@@ -188,6 +188,7 @@ def runs_tests(command: str) -> bool:
     """
     return TEST_RUNNER.search(QUOTED_TEXT.sub(" ", command)) is not None
 
+
 NOT_RUN = re.compile(
     r"command not found|No such file or directory|No module named '?(pytest|unittest)|"
     r"JAVA_HOME|Could not find or load main class|not recognized as an internal|"

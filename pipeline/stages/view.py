@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from .store_like import StoreLike
 
 
-
 @dataclass
 class StoreContext:
     """What the store already holds, so drafts pick a known domain and avoid known titles."""
