@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from pipeline import normalize
@@ -199,9 +200,7 @@ def parse_log(path: Any) -> Trajectory:
 
 def claude_session(folder: Any, calls: list[Call]) -> Trajectory:
     """A Claude Code session of ``calls`` written under ``folder`` and read by the adapter."""
-    import pathlib
-
-    project = pathlib.Path(folder) / ".claude" / "projects" / "-home-dev-shop"
+    project = Path(folder) / ".claude" / "projects" / "-home-dev-shop"
     project.mkdir(parents=True)
     path = project / "7d1c0b7e-0000-4000-8000-00000000c0de.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in claude_lines(calls)),

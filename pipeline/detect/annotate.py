@@ -33,7 +33,7 @@ from .actions import PERSISTENT_SHELLS, analyze, relative_cd, set_current
 from .classify_shell import run_tail
 from .edit_retry import OPEN_TARGETS, same_target, target
 from .info import END, Info, is_action, place_key, shown_range
-from .programs import named
+from .programs import program
 from .refusals import MISTAKE_FAMILIES
 from .run import detect_all
 from .scripts import SCRIPT_WINDOW, Script, same_script, script_of
@@ -107,8 +107,6 @@ new filter asks a new question (another branch name in `git ls-remote | rg`)."""
 REFILTER_CLASSES = frozenset({"inspect", "list", "search", "run", "test", "lint", "build"})
 """Classes whose command re-run only to filter its output differently is the same action."""
 
-_FILTERS = named("selects")
-
 
 def _producer(info: Info) -> tuple[str, str] | None:
     """The command whose output a shell step filters (``git fsck | grep x`` -> ``git fsck``).
@@ -119,7 +117,7 @@ def _producer(info: Info) -> tuple[str, str] | None:
         return None
     heads = info.runs()
     pipes = [s for s in info.segments() if s.piped]
-    if not heads or any(s.argv[0] not in _FILTERS for s in pipes):
+    if not heads or any(not program(s.argv[0]).selects for s in pipes):
         return None
     forms = {info.form(s) for s in heads}
     return (info.cls, forms.pop()) if len(forms) == 1 else None

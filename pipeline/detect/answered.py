@@ -43,17 +43,15 @@ from .classify_shell import BUILD_DIRS, is_cleanup
 from .effects import no_op_install
 from .info import Info, shape
 from .masks import masked
-from .programs import named
+from .programs import program
 from .rerun_unchanged import cleaned_reruns
 
 REFILTER_WINDOW = 20
 """Steps within which the same output asked through another filter is the same question."""
 
 ASKING = frozenset({"run", "test", "lint", "build", "inspect", "search", "list"})
-"""Classes of shell step whose output answers a question about the state."""
-
-FILTERS = named("selects")
-"""Programs that only select from the output piped into them."""
+"""Classes of shell step whose output answers a question about the state (the programs piped
+after it must only select from it: ``programs.Program.selects``)."""
 
 DEPENDS: dict[str, frozenset[str]] = {
     "output": frozenset({"files", "packages", "environment", "context"}),
@@ -160,7 +158,7 @@ def _shell_question(info: Info) -> tuple[str, str, str, frozenset[str]] | None:
     pipes = [g for g in info.segments() if g.piped]
     while len(heads) > 1 and is_cleanup(heads[0].argv):
         heads = heads[1:]  # `rm -rf dist && tsc`: clearing output is set-up, tsc the question
-    if not heads or any(g.argv[0] not in FILTERS for g in pipes):
+    if not heads or any(not program(g.argv[0]).selects for g in pipes):
         return None
     subject = " && ".join(info.form(g) for g in heads)
     if _LIVE.match(subject):

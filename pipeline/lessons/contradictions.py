@@ -80,8 +80,10 @@ def _read_before_refusal(p: Proposal, s: SessionEpisodes) -> str | None:
             if steps[j].kind == "compaction":
                 break  # reads before a compaction do not count: the refusal is right
             info = infos[j]
-            if info.cls == "read" and not info.failed and targets & set(info.paths):
-                path = next(iter(targets & set(info.paths)))
+            read = targets.intersection(info.paths) if info.cls == "read" and not info.failed \
+                else set()
+            if read:
+                path = min(read)
                 return (f"the draft says {path} was not read before #{k}, but #{j} read it: the "
                         "harness refused the edit though the file had been read (its read "
                         "state was lost or the file changed since)")

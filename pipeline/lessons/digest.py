@@ -19,7 +19,7 @@ from ..detect.outputs import body_of
 from ..model import Step
 from ..normalize import VOLATILE_KEYS, error_line
 from ..privacy import redact
-from .context import LINE_CHARS, mentions
+from .context import LINE_CHARS, Mention, mentions
 from .delta import command_of, path_of
 from .episodes import Episode, SessionEpisodes, failed
 from .proof import NEW_KEYS, OLD_KEYS, edit_text
@@ -273,7 +273,8 @@ def render_step(step: Step, info: Info, level: _Level) -> list[str]:
     return lines
 
 
-def _episode_text(ep: Episode, number: int, session: SessionEpisodes, level: _Level) -> str:
+def _episode_text(ep: Episode, number: int, session: SessionEpisodes, level: _Level,
+                  mention: Mention | None) -> str:
     steps, infos = session.traj.steps, session.infos
     what = (f"failure at #{ep.start}" if ep.kind == "failure"
             else f"correction at #{ep.start}")
@@ -288,13 +289,13 @@ def _episode_text(ep: Episode, number: int, session: SessionEpisodes, level: _Le
     if hints:
         head += "\nHints (from rules; may be wrong): " + "; ".join(hints)
     body: list[str] = []
-    if (m := mentions(session, ep)) is not None:
+    if mention is not None:
         # What the session had already shown about the missing name: often its cause.
-        step, info = steps[m.step], infos[m.step]
-        body.append(f"#{m.step} [{step.tool or 'tool'}] {_action(step, info, level)} => ok "
-                    f"(before the episode; its lines naming `{m.name}`)")
+        step, info = steps[mention.step], infos[mention.step]
+        body.append(f"#{mention.step} [{step.tool or 'tool'}] {_action(step, info, level)} "
+                    f"=> ok (before the episode; its lines naming `{mention.name}`)")
         body.extend("    " + _indent(ln) + _clip(ln.lstrip(" \t"), LINE_CHARS)
-                    for ln in m.lines)
+                    for ln in mention.lines)
     for i in ep.steps:
         body.extend(render_step(steps[i], infos[i], level))
     return head + "\n" + _fence("\n".join(body))
@@ -361,9 +362,10 @@ def build_digest(session: SessionEpisodes, budget: int = DEFAULT_BUDGET) -> Sess
     if not session.episodes:
         return SessionDigest((), 0, raw_tokens)
     roots = roots_of(traj.extra.get("cwd"))
+    found = [mentions(session, ep) for ep in session.episodes]  # the same at every level
     for level in _LEVELS:
         header = _finish(_header(session, level), roots)
-        blocks = [_finish(_episode_text(ep, n, session, level), roots)
+        blocks = [_finish(_episode_text(ep, n, session, level, found[n - 1]), roots)
                   for n, ep in enumerate(session.episodes, start=1)]
         total = estimate_tokens(header) + sum(estimate_tokens(b) for b in blocks)
         if total <= budget:
